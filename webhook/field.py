@@ -15,6 +15,7 @@ import typing as t
 from dataclasses import dataclass, field
 
 __all__ = [
+    "Segment",
     "ErrorType",
     "FieldError",
     "FieldPath",
@@ -169,9 +170,7 @@ _TITLES = {
 }
 
 # apimachinery prints only the type (never the value) for these.
-_VALUELESS = frozenset(
-    {ErrorType.REQUIRED, ErrorType.FORBIDDEN, ErrorType.TOO_LONG, ErrorType.INTERNAL}
-)
+_VALUELESS = frozenset({ErrorType.REQUIRED, ErrorType.FORBIDDEN, ErrorType.TOO_LONG, ErrorType.INTERNAL})
 
 
 class _Omit:

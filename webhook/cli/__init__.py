@@ -1,0 +1,1 @@
+"""The ``wasp`` command line: serve | validate | compile | schema | certs."""

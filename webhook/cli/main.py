@@ -1,0 +1,45 @@
+"""Entry point of the ``wasp`` console script.
+
+Subcommands live in their own modules and are attached here; the HTTP stack is imported
+only by ``serve`` so that ``validate``/``compile`` never pay for (or depend on) Flask.
+"""
+
+from __future__ import annotations
+
+import importlib
+import typing as t
+
+import click
+
+# name -> "module:attribute" of a click command, imported on first use.
+_COMMANDS: t.Final = {
+    "certs": "webhook.cli.certs:certs",
+    "compile": "webhook.cli.compile:compile_command",
+    "schema": "webhook.cli.schema:schema",
+    "serve": "webhook.cli.serve:serve",
+    "validate": "webhook.cli.validate:validate",
+}
+
+
+class _LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(_COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = _COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module_name, _, attr = target.partition(":")
+        command = getattr(importlib.import_module(module_name), attr)
+        assert isinstance(command, click.Command)
+        return command
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="wasp", prog_name="wasp")
+def cli() -> None:
+    """wasp: Workload-Aware Scheduling Policy for Kubernetes 1.37."""
+
+
+def main() -> None:
+    cli(auto_envvar_prefix="WASP")

@@ -1,0 +1,234 @@
+"""Resolution, compilation and the :class:`Builder` (upstream ``builder.go``).
+
+Resolution of one node: a deep copy of its ``default_config`` (or an empty config), the
+mapped user blocks overlaid field by field (whole-field replacement: a user ``gang: {}``
+replaces a default ``gang: {minCount: 4}`` entirely), then the callbacks in order.
+Each node is resolved on its own; children inherit nothing from their parent.
+"""
+
+from __future__ import annotations
+
+import copy
+import typing as t
+
+from webhook.compiler import podgroup
+from webhook.compiler.mapping import map_composite, map_leaf
+from webhook.compiler.tree import check_tree
+from webhook.compiler.types import BuildOptions, PolicyKind, SchedulingConfig, WorkloadItem
+from webhook.errors import BuildError
+
+if t.TYPE_CHECKING:
+    from webhook.field import FieldError
+
+__all__ = ["API_VERSION", "Builder", "compile_template", "parse_group", "resolve"]
+
+API_VERSION: t.Final = "scheduling.k8s.io/v1beta1"
+# Deny-by-default allow-lists, no owner: what upstream gets from a zero BuildOptions.
+DEFAULT_OPTIONS: t.Final = BuildOptions()
+
+Json = dict[str, t.Any]
+
+
+def resolve(item: WorkloadItem) -> SchedulingConfig:
+    """The effective config of ``item``: defaults, then user blocks, then callbacks."""
+    cfg = copy.deepcopy(item.default_config) if item.default_config is not None else SchedulingConfig()
+    mapped = map_composite(item.input) if item.is_composite else map_leaf(item.input)
+    if mapped.policy is not None:
+        cfg.policy = mapped.policy
+    if mapped.constraints is not None:
+        cfg.constraints = mapped.constraints
+    if mapped.disruption_mode is not None:
+        cfg.disruption_mode = mapped.disruption_mode
+    if mapped.resource_claims:
+        cfg.resource_claims = mapped.resource_claims
+    if mapped.priority_class_name:
+        cfg.priority_class_name = mapped.priority_class_name
+    for callback in item.callbacks:
+        if callback is not None:
+            callback(cfg)
+    return cfg
+
+
+def _common_fields(cfg: SchedulingConfig, out: Json) -> None:
+    if cfg.constraints is not None and cfg.constraints.topology:
+        out["schedulingConstraints"] = {"topology": [{"key": c.key} for c in cfg.constraints.topology]}
+    kind = cfg.disruption_mode.kind() if cfg.disruption_mode is not None else None
+    if kind is not None:
+        out["disruptionMode"] = {kind.value: {}}
+
+
+def _compile_leaf(item: WorkloadItem, cfg: SchedulingConfig) -> Json:
+    out: Json = {"name": item.name}
+    policy = cfg.policy
+    if policy is None or policy.kind() is PolicyKind.BASIC:
+        out["schedulingPolicy"] = {"basic": {}}
+    else:
+        assert policy.gang is not None
+        if policy.gang.min_count is None:
+            raise BuildError("gang scheduling requires minCount to be set after resolution")
+        out["schedulingPolicy"] = {"gang": {"minCount": policy.gang.min_count}}
+    _common_fields(cfg, out)
+    if cfg.resource_claims:
+        claims = []
+        for claim in cfg.resource_claims:
+            entry: Json = {"name": claim.name}
+            if claim.resource_claim_name is not None:
+                entry["resourceClaimName"] = claim.resource_claim_name
+            if claim.resource_claim_template_name is not None:
+                entry["resourceClaimTemplateName"] = claim.resource_claim_template_name
+            claims.append(entry)
+        out["resourceClaims"] = claims
+        # keep the Kubernetes field order: resourceClaims precedes disruptionMode
+        if "disruptionMode" in out:
+            out["disruptionMode"] = out.pop("disruptionMode")
+    if cfg.priority_class_name:
+        out["priorityClassName"] = cfg.priority_class_name
+    return out
+
+
+def _compile_composite(item: WorkloadItem, cfg: SchedulingConfig) -> Json:
+    out: Json = {"name": item.name}
+    policy = cfg.policy
+    if policy is None or policy.kind() is PolicyKind.BASIC:
+        out["schedulingPolicy"] = {"basic": {}}
+    else:
+        assert policy.gang is not None
+        if policy.gang.min_count is None:
+            raise BuildError("composite gang scheduling requires minGroupCount to be set after resolution")
+        out["schedulingPolicy"] = {"gang": {"minGroupCount": policy.gang.min_count}}
+    _common_fields(cfg, out)
+    if cfg.priority_class_name:
+        out["priorityClassName"] = cfg.priority_class_name
+    leaves = [compile_template(c) for c in item.children if c is not None and not c.is_composite]
+    composites = [compile_template(c) for c in item.children if c is not None and c.is_composite]
+    if leaves:
+        out["podGroupTemplates"] = leaves
+    if composites:
+        out["compositePodGroupTemplates"] = composites
+    return out
+
+
+def compile_template(item: WorkloadItem) -> Json:
+    """``item`` (and its subtree) as a PodGroupTemplate or CompositePodGroupTemplate dict.
+
+    Raises :class:`BuildError` when a gang count is still unset after resolution. The tree
+    must already have passed :func:`~webhook.compiler.tree.check_tree`.
+    """
+    cfg = resolve(item)
+    return _compile_composite(item, cfg) if item.is_composite else _compile_leaf(item, cfg)
+
+
+def parse_group(api_version: object) -> str:
+    """The group of an ``apiVersion`` (``batch/v1`` → ``batch``, ``v1`` → ``""``).
+
+    Mirrors ``schema.ParseGroupVersion``: more than one ``/`` is an error.
+    """
+    if not isinstance(api_version, str):
+        raise BuildError(f"owner apiVersion must be a string, got {api_version!r}")
+    if api_version == "" or "/" not in api_version:
+        return ""
+    parts = api_version.split("/")
+    if len(parts) != 2:
+        raise BuildError(f"unexpected GroupVersion string: {api_version}")
+    return parts[0]
+
+
+class Builder:
+    """Validates a WorkloadItem tree and compiles it into Workload and PodGroup objects.
+
+    A builder made by :meth:`from_existing_workload` only materialises runtime groups of
+    a Workload someone else compiled: ``validate`` returns an InternalError and
+    ``build_workload`` is refused.
+    """
+
+    def __init__(self, root: WorkloadItem | None, options: BuildOptions = DEFAULT_OPTIONS) -> None:
+        self.root = root
+        self.options = options
+        self._workload: Json | None = None
+        self._existing: Json | None = None
+        self._index: podgroup.TemplateIndex | None = None
+
+    @classmethod
+    def from_existing_workload(
+        cls, workload: t.Mapping[str, t.Any], options: BuildOptions = DEFAULT_OPTIONS
+    ) -> Builder:
+        builder = cls(None, options)
+        builder._existing = copy.deepcopy(dict(workload))
+        return builder
+
+    @property
+    def is_existing(self) -> bool:
+        return self._existing is not None
+
+    def validate(self, old_root: WorkloadItem | None = None) -> list[FieldError]:
+        """Every error in the tree (upstream ``Validate``); ``old_root`` set means UPDATE."""
+        from webhook.compiler.validate import validate_builder
+
+        return validate_builder(self, old_root)
+
+    def build_workload(self) -> Json:
+        """The compiled ``scheduling.k8s.io/v1beta1`` Workload; cached after the first success.
+
+        Does not run :meth:`validate`. Raises :class:`BuildError` on the first problem:
+        existing-workload builder, nil root, tree problem, unset gang count, missing owner,
+        unparsable owner apiVersion. A failure caches nothing.
+        """
+        if self._existing is not None:
+            raise BuildError("build_workload is not supported on a builder created from an existing Workload")
+        if self._workload is not None:
+            return self._workload
+        if self.root is None:
+            raise BuildError("root workload item is nil")
+        problem = check_tree(self.root)
+        if problem:
+            raise BuildError(problem)
+        template = compile_template(self.root)
+        owner = self.options.owner
+        if owner is None:
+            raise BuildError("a Workload must be owned by its controller: BuildOptions.owner is required")
+        group = parse_group(owner.get("apiVersion", ""))
+        metadata: Json = {}
+        if self.options.name:
+            metadata["name"] = self.options.name
+        if self.options.namespace:
+            metadata["namespace"] = self.options.namespace
+        metadata["ownerReferences"] = [copy.deepcopy(dict(owner))]
+        controller_ref: Json = {}
+        if group:
+            controller_ref["apiGroup"] = group
+        controller_ref["kind"] = owner.get("kind", "")
+        controller_ref["name"] = owner.get("name", "")
+        spec: Json = {"controllerRef": controller_ref}
+        spec["compositePodGroupTemplates" if self.root.is_composite else "podGroupTemplates"] = [template]
+        self._workload = {"apiVersion": API_VERSION, "kind": "Workload", "metadata": metadata, "spec": spec}
+        return self._workload
+
+    def _template_index(self) -> podgroup.TemplateIndex:
+        workload = self._workload if self._workload is not None else self._existing
+        if workload is None:
+            raise BuildError("build_workload or from_existing_workload must come before creating pod groups")
+        if self._index is None:
+            self._index = podgroup.TemplateIndex(workload)
+        return self._index
+
+    def new_pod_group(
+        self, pod_group_name: str, template_name: str, *, upstream_lookup: bool = False
+    ) -> Json:
+        """A PodGroup for the leaf template ``template_name`` (see :func:`podgroup.new_pod_group`).
+
+        wasp finds leaf templates anywhere in the tree (decision 19); ``upstream_lookup=True``
+        restricts the lookup to top-level ``podGroupTemplates`` exactly like upstream.
+        """
+        return podgroup.new_pod_group(
+            self._template_index(),
+            pod_group_name,
+            template_name,
+            self.options.owner,
+            upstream_lookup=upstream_lookup,
+        )
+
+    def new_composite_pod_group(self, name: str, template_name: str) -> Json:
+        """A ``scheduling.k8s.io/v1alpha3`` CompositePodGroup for a composite template."""
+        return podgroup.new_composite_pod_group(
+            self._template_index(), name, template_name, self.options.owner
+        )

@@ -1,0 +1,119 @@
+"""Map the user's building blocks (decoded JSON) into the IR (upstream ``mapconfig.go``).
+
+Upstream semantics, kept exactly:
+
+* a union with no member set maps to *unset*, so a default survives;
+* when both members are set the mapper takes the one it checks first (``basic`` for
+  policies, ``single`` for disruption modes);
+* constraints with an empty ``topology`` list map to unset; only ``key`` is copied;
+* a composite node maps only its composite slots and never resource claims;
+* every value is copied, so a callback can never change the caller's objects.
+
+The mapper is total: values of the wrong JSON type (which the structural layer reports)
+are treated as unset instead of raising, because admission must never crash on input.
+JSON ``null`` is unset, as Go's decoder makes it.
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+from webhook.compiler.types import (
+    DisruptionMode,
+    ResourceClaim,
+    SchedulingConfig,
+    SchedulingConstraints,
+    SchedulingPolicy,
+    TopologyConstraint,
+    WorkloadInput,
+)
+
+__all__ = ["map_composite", "map_leaf", "map_policy", "map_disruption_mode", "map_constraints"]
+
+
+def _member(block: t.Mapping[str, object], name: str) -> object:
+    return block.get(name)
+
+
+def _int32(value: object) -> int | None:
+    # bool is an int subclass in Python but never a number in JSON.
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    return None
+
+
+def map_policy(value: object, *, count_field: str) -> SchedulingPolicy | None:
+    """``{basic: {}}`` / ``{gang: {<count_field>: n}}`` → IR; no member set → ``None``."""
+    if not isinstance(value, t.Mapping):
+        return None
+    if _member(value, "basic") is not None:
+        return SchedulingPolicy.of_basic()
+    gang = _member(value, "gang")
+    if gang is not None:
+        count = _int32(gang.get(count_field)) if isinstance(gang, t.Mapping) else None
+        return SchedulingPolicy.of_gang(count)
+    return None
+
+
+def map_constraints(value: object) -> SchedulingConstraints | None:
+    if not isinstance(value, t.Mapping):
+        return None
+    topology = value.get("topology")
+    if not isinstance(topology, list) or not topology:
+        return None
+    entries = []
+    for entry in topology:
+        key = entry.get("key") if isinstance(entry, t.Mapping) else None
+        entries.append(TopologyConstraint(key if isinstance(key, str) else ""))
+    return SchedulingConstraints(entries)
+
+
+def map_disruption_mode(value: object) -> DisruptionMode | None:
+    if not isinstance(value, t.Mapping):
+        return None
+    if _member(value, "single") is not None:
+        return DisruptionMode(single=True)
+    if _member(value, "all") is not None:
+        return DisruptionMode(all=True)
+    return None
+
+
+def _opt_str(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def map_resource_claims(value: object) -> list[ResourceClaim]:
+    if not isinstance(value, list):
+        return []
+    claims = []
+    for item in value:
+        if not isinstance(item, t.Mapping):
+            continue
+        name = item.get("name")
+        claims.append(
+            ResourceClaim(
+                name=name if isinstance(name, str) else "",
+                resource_claim_name=_opt_str(item.get("resourceClaimName")),
+                resource_claim_template_name=_opt_str(item.get("resourceClaimTemplateName")),
+            )
+        )
+    return claims
+
+
+def map_leaf(inp: WorkloadInput) -> SchedulingConfig:
+    """The leaf slots of ``inp`` as a partial config (unset fields are ``None``/empty)."""
+    return SchedulingConfig(
+        policy=map_policy(inp.policy.leaf, count_field="minCount"),
+        constraints=map_constraints(inp.constraints.leaf),
+        disruption_mode=map_disruption_mode(inp.disruption_mode.leaf),
+        resource_claims=map_resource_claims(inp.resource_claims.leaf),
+    )
+
+
+def map_composite(inp: WorkloadInput) -> SchedulingConfig:
+    """The composite slots of ``inp``; ``minGroupCount`` travels in ``Gang.min_count``."""
+    return SchedulingConfig(
+        policy=map_policy(inp.policy.composite, count_field="minGroupCount"),
+        constraints=map_constraints(inp.constraints.composite),
+        disruption_mode=map_disruption_mode(inp.disruption_mode.composite),
+    )

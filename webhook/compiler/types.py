@@ -1,0 +1,220 @@
+"""The compiler's inputs (the WorkloadItem tree) and its intermediate representation.
+
+The IR (:class:`SchedulingConfig`) is version independent, as upstream's is. It is
+mutable on purpose: callbacks adjust a *private deep copy* of it after the merge, exactly
+like upstream's ``func(*SchedulingConfig)`` callbacks; the caller's inputs are never
+touched because resolution always starts from copies.
+
+User building blocks stay plain decoded JSON (what an AdmissionReview or a manifest
+carries); :mod:`webhook.compiler.mapping` turns them into IR.
+"""
+
+from __future__ import annotations
+
+import enum
+import typing as t
+from dataclasses import dataclass, field
+
+from webhook.field import FieldPath, Segment
+
+__all__ = [
+    "Block",
+    "BuildOptions",
+    "Callback",
+    "DisruptionKind",
+    "DisruptionMode",
+    "GangPolicy",
+    "PolicyKind",
+    "ResourceClaim",
+    "SchedulingConfig",
+    "SchedulingConstraints",
+    "SchedulingPolicy",
+    "TopologyConstraint",
+    "WorkloadInput",
+    "WorkloadItem",
+]
+
+
+class PolicyKind(enum.Enum):
+    BASIC = "basic"
+    GANG = "gang"
+
+
+class DisruptionKind(enum.Enum):
+    SINGLE = "single"
+    ALL = "all"
+
+
+@dataclass
+class GangPolicy:
+    """Gang policy; for a composite node ``min_count`` carries ``minGroupCount``.
+
+    ``min_count=None`` means "not set yet": a callback (or the caller's default) must fill
+    it before compilation, otherwise building fails.
+    """
+
+    min_count: int | None = None
+
+
+@dataclass
+class SchedulingPolicy:
+    """Union of basic and gang. Both may be set only through defaults or callbacks."""
+
+    basic: bool = False
+    gang: GangPolicy | None = None
+
+    @classmethod
+    def of_basic(cls) -> SchedulingPolicy:
+        return cls(basic=True)
+
+    @classmethod
+    def of_gang(cls, min_count: int | None = None) -> SchedulingPolicy:
+        return cls(gang=GangPolicy(min_count))
+
+    def kind(self) -> PolicyKind:
+        """The effective kind: an empty policy, or one with basic set, is basic (compiler rule)."""
+        return PolicyKind.GANG if self.gang is not None and not self.basic else PolicyKind.BASIC
+
+
+@dataclass
+class TopologyConstraint:
+    key: str
+
+
+@dataclass
+class SchedulingConstraints:
+    topology: list[TopologyConstraint] = field(default_factory=list)
+
+
+@dataclass
+class DisruptionMode:
+    """Union of single and all. When both are set (defaults/callbacks only) ``all`` wins."""
+
+    single: bool = False
+    all: bool = False
+
+    def kind(self) -> DisruptionKind | None:
+        if self.all:
+            return DisruptionKind.ALL
+        if self.single:
+            return DisruptionKind.SINGLE
+        return None
+
+
+@dataclass
+class ResourceClaim:
+    name: str
+    resource_claim_name: str | None = None
+    resource_claim_template_name: str | None = None
+
+
+@dataclass
+class SchedulingConfig:
+    """The resolved scheduling configuration of one node. ``None`` fields are unset."""
+
+    policy: SchedulingPolicy | None = None
+    constraints: SchedulingConstraints | None = None
+    disruption_mode: DisruptionMode | None = None
+    resource_claims: list[ResourceClaim] = field(default_factory=list)
+    priority_class_name: str = ""
+
+
+Callback = t.Callable[[SchedulingConfig], None]
+"""Adjusts the merged config of one node in place (it only ever sees a private copy)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """One input slot: where the block sits below the node's path, and what the user wrote.
+
+    ``leaf`` holds a ``WorkloadPodGroup*`` value, ``composite`` a ``WorkloadCompositePodGroup*``
+    value, both as decoded JSON; ``None`` means the user did not write that block. A leaf
+    node may only fill ``leaf`` data and a composite node only ``composite`` data.
+    """
+
+    path_elements: tuple[Segment, ...] = ()
+    leaf: object = None
+    composite: object = None
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadInput:
+    """The user's four building blocks for one node (resource claims exist on leaves only)."""
+
+    policy: Block = Block(("schedulingPolicy",))
+    constraints: Block = Block(("schedulingConstraints",))
+    disruption_mode: Block = Block(("disruptionMode",))
+    resource_claims: Block = Block(("resourceClaims",))
+
+    @classmethod
+    def from_leaf(cls, scheduling: t.Mapping[str, object] | None) -> WorkloadInput:
+        """Slots from a leaf embedding (``{schedulingPolicy, schedulingConstraints, ...}``)."""
+        s = scheduling if isinstance(scheduling, t.Mapping) else {}
+        return cls(
+            policy=Block(("schedulingPolicy",), leaf=s.get("schedulingPolicy")),
+            constraints=Block(("schedulingConstraints",), leaf=s.get("schedulingConstraints")),
+            disruption_mode=Block(("disruptionMode",), leaf=s.get("disruptionMode")),
+            resource_claims=Block(("resourceClaims",), leaf=s.get("resourceClaims")),
+        )
+
+    @classmethod
+    def from_composite(cls, scheduling: t.Mapping[str, object] | None) -> WorkloadInput:
+        """Slots from a composite embedding (``{schedulingPolicy, schedulingConstraints, disruptionMode}``)."""
+        s = scheduling if isinstance(scheduling, t.Mapping) else {}
+        return cls(
+            policy=Block(("schedulingPolicy",), composite=s.get("schedulingPolicy")),
+            constraints=Block(("schedulingConstraints",), composite=s.get("schedulingConstraints")),
+            disruption_mode=Block(("disruptionMode",), composite=s.get("disruptionMode")),
+        )
+
+    def leaf_slots(self) -> tuple[Block, ...]:
+        return (self.policy, self.constraints, self.disruption_mode, self.resource_claims)
+
+    def composite_slots(self) -> tuple[Block, ...]:
+        return (self.policy, self.constraints, self.disruption_mode)
+
+
+@dataclass(eq=False)
+class WorkloadItem:
+    """One node of a controller's logical workload.
+
+    ``name`` becomes the (Composite)PodGroupTemplate name and must be unique in the whole
+    tree. ``path`` is the absolute path of the node's scheduling block in the controller's
+    API; ``None`` makes errors relative (``schedulingPolicy.gang.minCount``).
+    ``default_config`` (may be ``None``) supplies every field the user left unset.
+    ``callbacks`` run in order on the merged config; ``None`` entries are skipped.
+    Non-empty ``children`` make the node a composite. ``None`` entries in ``children`` are
+    reported by the tree check, as upstream reports nil children.
+    """
+
+    name: str
+    path: FieldPath | None = None
+    default_config: SchedulingConfig | None = None
+    input: WorkloadInput = field(default_factory=WorkloadInput)
+    callbacks: t.Sequence[Callback | None] = ()
+    children: t.Sequence[WorkloadItem | None] = ()
+
+    @property
+    def is_composite(self) -> bool:
+        return bool(self.children)
+
+    @property
+    def base_path(self) -> FieldPath:
+        return self.path if self.path is not None else FieldPath()
+
+
+@dataclass(frozen=True, slots=True)
+class BuildOptions:
+    """Builder options (upstream ``BuildOptions``).
+
+    ``owner`` is an ownerReference dict (``apiVersion``, ``kind``, ``name``, ``uid``, ...);
+    documented upstream as optional, but ``build_workload`` requires it. The allow-lists
+    deny by default: an empty set allows nothing.
+    """
+
+    name: str = ""
+    namespace: str = ""
+    owner: t.Mapping[str, object] | None = None
+    allowed_policies: frozenset[PolicyKind] = frozenset()
+    allowed_disruption_modes: frozenset[DisruptionKind] = frozenset()
+    disable_declarative_validation: bool = False

@@ -1,0 +1,228 @@
+"""Find an object's building blocks with its policy and build the compiler's WorkloadItem tree.
+
+This is the one place that knows where a governed object keeps its scheduling blocks,
+how its template names are formed and what its pod counts are. Validation, defaulting,
+pod stamping, ``wasp compile`` and the reconciler all read the object through it, so
+names and paths can never disagree between them.
+"""
+
+from __future__ import annotations
+
+import typing as t
+from dataclasses import dataclass, field
+
+from webhook.compiler.types import SchedulingConfig, SchedulingPolicy, WorkloadInput, WorkloadItem
+from webhook.field import FieldError, FieldPath, Key, required, too_many, type_invalid
+from webhook.policy import NodeSpec, Policy
+
+__all__ = ["MAX_TEMPLATES_PER_LIST", "ObjectNode", "get_path", "build_tree", "template_name"]
+
+MAX_TEMPLATES_PER_LIST: t.Final = 8  # WorkloadMaxPodGroupTemplates
+_MISSING: t.Final = object()
+
+
+def get_path(value: object, path: FieldPath) -> object:
+    """The value at ``path`` below ``value``, or ``None`` when any step is absent or not traversable."""
+    current = value
+    for seg in path.segments:
+        if isinstance(seg, int):
+            if not isinstance(current, list) or seg >= len(current):
+                return None
+            current = current[seg]
+        else:
+            name = seg.name if isinstance(seg, Key) else seg
+            if not isinstance(current, t.Mapping):
+                return None
+            current = current.get(name)
+        if current is None:
+            return None
+    return current
+
+
+def template_name(pattern: str, *, name: str, key: str = "", index: int | None = None) -> str:
+    """Expand a policy's template-name pattern (placeholders checked at policy load)."""
+    return pattern.format(name=name, key=key, index="" if index is None else index)
+
+
+@dataclass(eq=False)
+class ObjectNode:
+    """One tree node found in an object, with everything the layers above need."""
+
+    spec: NodeSpec
+    item: WorkloadItem
+    path: FieldPath  # absolute path of the node's scheduling block
+    context_path: FieldPath  # absolute path of the node's context (object or list element)
+    context: t.Mapping[str, t.Any]
+    block: object  # the raw block (None when absent)
+    template_name: str
+    key: str | None = None
+    pod_count: int | None = None  # resolved pod count (value, or the policy default)
+    pod_count_path: FieldPath | None = None
+    pod_count_explicit: bool = False
+    children: list[ObjectNode] = field(default_factory=list)
+
+    def walk(self) -> t.Iterator[ObjectNode]:
+        yield self
+        for child in self.children:
+            yield from child.walk()
+
+
+def _min_count_callback(pod_count: int) -> t.Callable[[SchedulingConfig], None]:
+    def fill(cfg: SchedulingConfig) -> None:
+        # A paused Job may have parallelism 0; the gang size must stay positive.
+        if cfg.policy is not None and cfg.policy.gang is not None and cfg.policy.gang.min_count is None:
+            cfg.policy.gang.min_count = max(1, pod_count)
+
+    return fill
+
+
+class _Builder:
+    def __init__(self, policy: Policy, obj: t.Mapping[str, t.Any]) -> None:
+        self.policy = policy
+        self.obj = obj
+        metadata = obj.get("metadata")
+        name = metadata.get("name") if isinstance(metadata, t.Mapping) else None
+        self.name = name if isinstance(name, str) else ""
+        self.errors: list[FieldError] = []
+
+    def lookup(self, context: object, context_path: FieldPath, path: FieldPath) -> object:
+        """Like :func:`get_path`, but a present step that is not a mapping (``spec: "x"``)
+        is reported as a type error at that step instead of reading as "absent".
+        """
+        current = context
+        walked = context_path
+        for seg in path.segments:
+            if current is None:
+                return None
+            if isinstance(seg, int):
+                if not isinstance(current, list):
+                    self.errors.append(type_invalid(walked, current, "must be of type array"))
+                    return None
+                current = current[seg] if seg < len(current) else None
+            else:
+                if not isinstance(current, t.Mapping):
+                    self.errors.append(type_invalid(walked, current, "must be of type object"))
+                    return None
+                current = current.get(seg.name if isinstance(seg, Key) else seg)
+            walked = walked.child(seg)
+        return current
+
+    def pod_count(self, node: ObjectNode) -> None:
+        pc = node.spec.pod_count
+        if pc is None:
+            return
+        node.pod_count_path = node.context_path / pc.path
+        raw = self.lookup(node.context, node.context_path, pc.path)
+        if raw is None:
+            node.pod_count = pc.default
+        elif isinstance(raw, int) and not isinstance(raw, bool):
+            node.pod_count, node.pod_count_explicit = raw, True
+        else:
+            self.errors.append(type_invalid(node.pod_count_path, raw, "must be of type integer"))
+
+    def node(
+        self,
+        spec: NodeSpec,
+        context: t.Mapping[str, t.Any],
+        context_path: FieldPath,
+        *,
+        key: str | None = None,
+        index: int | None = None,
+    ) -> ObjectNode:
+        path = context_path / spec.path
+        block = self.lookup(context, context_path, spec.path)
+        name = template_name(spec.template_name, name=self.name, key=key or "", index=index)
+        node = ObjectNode(spec, WorkloadItem(name), path, context_path, context, block, name, key)
+        self.pod_count(node)
+        for child_spec in spec.children:
+            node.children.extend(self.children(child_spec, context, context_path))
+        if spec.composite and not node.children:
+            self.childless(spec, context, context_path)
+        node.item = self.item(node)
+        return node
+
+    def childless(self, spec: NodeSpec, context: t.Mapping[str, t.Any], context_path: FieldPath) -> None:
+        """A composite node whose repeated children all came out empty has no Workload: say
+        which list must not be empty (a list of the wrong type was already reported).
+        """
+        for child_spec in spec.children:
+            if child_spec.for_each is None:
+                continue
+            elements = get_path(context, child_spec.for_each)
+            if elements is None or elements == []:
+                where = context_path / child_spec.for_each
+                self.errors.append(required(where, "needs at least one element: each is a group of the composite"))
+
+    def children(
+        self, spec: NodeSpec, context: t.Mapping[str, t.Any], context_path: FieldPath
+    ) -> list[ObjectNode]:
+        if spec.for_each is None:
+            return [self.node(spec, context, context_path)]
+        list_path = context_path / spec.for_each
+        elements = self.lookup(context, context_path, spec.for_each)
+        if elements is None:
+            return []
+        if not isinstance(elements, list):
+            self.errors.append(type_invalid(list_path, elements, "must be of type array"))
+            return []
+        if len(elements) > MAX_TEMPLATES_PER_LIST:
+            # Each element becomes a template; a Workload holds at most 8 per list.
+            self.errors.append(too_many(list_path, len(elements), MAX_TEMPLATES_PER_LIST, origin="maxTemplates"))
+        nodes = []
+        for i, element in enumerate(elements[: MAX_TEMPLATES_PER_LIST * 4]):
+            element_path = list_path.index(i)
+            if not isinstance(element, t.Mapping):
+                self.errors.append(type_invalid(element_path, element, "must be of type object"))
+                continue
+            key = None
+            if spec.item_key is not None:
+                raw_key = get_path(element, spec.item_key)
+                if not isinstance(raw_key, str) or not raw_key:
+                    self.errors.append(required(element_path / spec.item_key, "identifies the scheduling group"))
+                    continue
+                key = raw_key
+            nodes.append(self.node(spec, element, element_path, key=key, index=i))
+        return nodes
+
+    def item(self, node: ObjectNode) -> WorkloadItem:
+        spec = node.spec
+        priority = ""
+        if spec.priority_class_name_from is not None:
+            value = get_path(node.context, spec.priority_class_name_from)
+            priority = value if isinstance(value, str) else ""
+        default = SchedulingConfig(policy=SchedulingPolicy.of_basic(), priority_class_name=priority)
+        block = node.block if isinstance(node.block, t.Mapping) else None
+        callbacks: list[t.Callable[[SchedulingConfig], None]] = []
+        if spec.composite:
+            inp = WorkloadInput.from_composite(block)
+            if spec.min_group_count_default:
+                callbacks.append(_min_group_count_callback(len(node.children)))
+        else:
+            inp = WorkloadInput.from_leaf(block)
+            if spec.min_count_default and node.pod_count is not None:
+                callbacks.append(_min_count_callback(node.pod_count))
+        return WorkloadItem(
+            name=node.template_name,
+            path=node.path,
+            default_config=default,
+            input=inp,
+            callbacks=callbacks,
+            children=[child.item for child in node.children],
+        )
+
+
+def _min_group_count_callback(children: int) -> t.Callable[[SchedulingConfig], None]:
+    def fill(cfg: SchedulingConfig) -> None:
+        if cfg.policy is not None and cfg.policy.gang is not None and cfg.policy.gang.min_count is None:
+            cfg.policy.gang.min_count = max(1, children)
+
+    return fill
+
+
+def build_tree(policy: Policy, obj: t.Mapping[str, t.Any]) -> tuple[ObjectNode, list[FieldError]]:
+    """The object's tree under ``policy`` and the errors met while reading it (wrong types,
+    missing element keys, too many elements). Never raises on malformed objects.
+    """
+    builder = _Builder(policy, obj)
+    root = builder.node(policy.root, obj, FieldPath())
+    return root, builder.errors

@@ -1,0 +1,156 @@
+"""JSON Schema of wasp policy files (``apiVersion: wasp.dev/v1alpha1, kind: SchedulingIntegration``).
+
+Kept as data so the loader, the docs and (later) the Helm chart's values schema agree.
+Every object is closed (``additionalProperties: false``): an unknown key is an error that
+names the file and the key, never a silently ignored typo.
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+__all__ = ["POLICY_API_VERSION", "POLICY_KIND", "POLICY_SCHEMA"]
+
+POLICY_API_VERSION: t.Final = "wasp.dev/v1alpha1"
+POLICY_KIND: t.Final = "SchedulingIntegration"
+
+_PATH = {"type": "string", "minLength": 1, "description": "A field path in the object, e.g. spec.scheduling"}
+
+_BLOCKS = {
+    "type": "object",
+    "additionalProperties": False,
+    "description": "Building-block values, in the shape the object embeds them.",
+    "properties": {
+        "schedulingPolicy": {"type": "object"},
+        "schedulingConstraints": {"type": "object"},
+        "disruptionMode": {"type": "object"},
+        "resourceClaims": {"type": "array"},
+    },
+}
+
+_NODE: dict[str, t.Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["type", "path", "templateName"],
+    "properties": {
+        "id": {
+            "type": "string",
+            "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
+            "description": "Names the node for defaults and stamping; the root is 'root'.",
+        },
+        "type": {"enum": ["leaf", "composite"]},
+        "path": {**_PATH, "description": "Where the node's scheduling block sits, relative to its context."},
+        "forEach": {**_PATH, "description": "A list field (relative to the parent's context): one node per element."},
+        "itemKey": {**_PATH, "description": "The field of each forEach element that identifies it ({key})."},
+        "templateName": {
+            "type": "string",
+            "minLength": 1,
+            "description": "Template name pattern: {name} object name, {key} element key, {index} element index.",
+        },
+        "podCount": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["path"],
+            "properties": {
+                "path": _PATH,
+                "default": {"type": "integer", "minimum": 0},
+            },
+        },
+        "minCountDefault": {"enum": ["podCount", "none"]},
+        "minGroupCountDefault": {"enum": ["children", "none"]},
+        "priorityClassNameFrom": _PATH,
+        "exclusiveWith": {"type": "array", "items": _PATH},
+        "podLabel": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["key"],
+            "description": "Pods carrying this label with the element's key belong to this node.",
+            "properties": {"key": {"type": "string", "minLength": 1}},
+        },
+        "children": {"type": "array", "items": {"$ref": "#/$defs/node"}},
+    },
+}
+
+POLICY_SCHEMA: t.Final[dict[str, t.Any]] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["apiVersion", "kind", "metadata", "spec"],
+    "$defs": {"node": _NODE},
+    "properties": {
+        "apiVersion": {"const": POLICY_API_VERSION},
+        "kind": {"const": POLICY_KIND},
+        "metadata": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["name"],
+            "properties": {
+                "name": {"type": "string", "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"},
+                "description": {"type": "string"},
+            },
+        },
+        "spec": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["target", "allowedPolicies", "allowedDisruptionModes", "root"],
+            "properties": {
+                "target": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "required": ["group", "versions", "kind", "resource"],
+                    "properties": {
+                        "group": {"type": "string"},
+                        "versions": {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}},
+                        "kind": {"type": "string", "minLength": 1},
+                        "resource": {"type": "string", "minLength": 1},
+                    },
+                },
+                "featureGate": {"type": "string", "minLength": 1},
+                "declarativeValidation": {"type": "boolean"},
+                "allowedPolicies": {"type": "array", "uniqueItems": True, "items": {"enum": ["basic", "gang"]}},
+                "allowedDisruptionModes": {
+                    "type": "array",
+                    "uniqueItems": True,
+                    "items": {"enum": ["single", "all"]},
+                },
+                "updateRules": {"enum": ["elastic", "immutable", "none"]},
+                "root": {"$ref": "#/$defs/node"},
+                "defaults": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "required": ["name", "set"],
+                        "properties": {
+                            "name": {"type": "string", "minLength": 1},
+                            "when": {"type": "string", "minLength": 1},
+                            "node": {"type": "string", "minLength": 1},
+                            "set": _BLOCKS,
+                            "materializeMinCount": {"type": "boolean"},
+                        },
+                    },
+                },
+                "stamping": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "properties": {
+                        "pods": {"type": "boolean", "description": "Stamp pods whose controller is the object."},
+                        "childTemplates": {
+                            "type": "array",
+                            "items": {
+                                "type": "object",
+                                "additionalProperties": False,
+                                "required": ["apiVersion", "kind", "templatePath"],
+                                "properties": {
+                                    "apiVersion": {"type": "string", "minLength": 1},
+                                    "kind": {"type": "string", "minLength": 1},
+                                    "templatePath": _PATH,
+                                },
+                            },
+                        },
+                    },
+                },
+            },
+        },
+    },
+}

@@ -1,0 +1,45 @@
+"""The verdict on one object: the shape the webhook, the CLI and the tests all read."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from webhook.field import FieldError
+
+__all__ = ["Result", "Status"]
+
+
+class Status(enum.Enum):
+    VALID = "valid"
+    INVALID = "invalid"
+    SKIPPED = "skipped"  # no policy governs the kind: neither valid nor invalid
+    ERROR = "error"  # the input is not an object that can be judged
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """``errors`` holds every field error; ``warnings`` advice that does not block.
+
+    ``governed_by`` names the policy (or built-in validator) that judged the object; ``None``
+    when the object was skipped. ``reason`` explains a skip or an error status.
+    """
+
+    status: Status
+    errors: tuple[FieldError, ...] = ()
+    warnings: tuple[str, ...] = ()
+    governed_by: str | None = None
+    reason: str = ""
+
+    @classmethod
+    def judged(cls, governed_by: str, errors: list[FieldError], warnings: list[str]) -> Result:
+        status = Status.INVALID if errors else Status.VALID
+        return cls(status, tuple(errors), tuple(dict.fromkeys(warnings)), governed_by)
+
+    @classmethod
+    def skipped(cls, reason: str) -> Result:
+        return cls(Status.SKIPPED, reason=reason)
+
+    @property
+    def allowed(self) -> bool:
+        return self.status is not Status.INVALID

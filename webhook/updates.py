@@ -1,0 +1,114 @@
+"""Update rules a policy can choose for its scheduling blocks (``spec.updateRules``).
+
+* ``elastic`` — the Job rules: the embedding and ``schedulingPolicy`` may not be added or
+  removed, the basic/gang variant is frozen, constraints, disruption mode and claims are
+  immutable, and only ``gang.minCount`` (``minGroupCount``) may change.
+* ``immutable`` — every scheduling block is frozen as a whole.
+* ``none`` — no update rules (a CronJob's job template only shapes future Jobs).
+
+Under ``elastic`` and ``immutable`` the set of tree nodes is frozen too, because a
+Workload's template lists accept no added or removed items.
+Values are compared the way apimachinery's semantic equality does: ``null`` members and
+empty lists count as absent, an empty object (``basic: {}``) does not.
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+from webhook.extract import ObjectNode
+from webhook.field import FieldError, FieldPath, forbidden, invalid
+
+if t.TYPE_CHECKING:
+    from webhook.policy import Policy
+
+__all__ = ["normalize", "update_errors"]
+
+_IMMUTABLE = "field is immutable"
+
+
+def normalize(value: object) -> object:
+    """``value`` with null members and empty lists removed, recursively."""
+    if isinstance(value, t.Mapping):
+        return {k: normalize(v) for k, v in value.items() if v is not None and v != []}
+    if isinstance(value, list):
+        return [normalize(v) for v in value]
+    return value
+
+
+def _member(block: object, name: str) -> object:
+    return block.get(name) if isinstance(block, t.Mapping) else None
+
+
+def _variant(policy: object) -> frozenset[str]:
+    return frozenset(m for m in ("basic", "gang") if _member(policy, m) is not None)
+
+
+def _elastic(node: ObjectNode, old: ObjectNode) -> list[FieldError]:
+    new_block, old_block = node.block, old.block
+    if new_block is None and old_block is None:
+        return []
+    if old_block is None:
+        return [invalid(node.path, new_block, "field cannot be set once created", origin="update")]
+    if new_block is None:
+        return [invalid(node.path, None, "field cannot be cleared once set", origin="update")]
+    errors: list[FieldError] = []
+    policy_path = node.path.child("schedulingPolicy")
+    new_policy, old_policy = _member(new_block, "schedulingPolicy"), _member(old_block, "schedulingPolicy")
+    if old_policy is None and new_policy is not None:
+        errors.append(invalid(policy_path, new_policy, "field cannot be set once created", origin="update"))
+    elif old_policy is not None and new_policy is None:
+        errors.append(invalid(policy_path, None, "field cannot be cleared once set", origin="update"))
+    elif _variant(new_policy) != _variant(old_policy) and _variant(new_policy) and _variant(old_policy):
+        count = "gang.minGroupCount" if node.spec.composite else "gang.minCount"
+        errors.append(
+            invalid(
+                policy_path,
+                new_policy,
+                f"may not change between basic and gang once created; only {count} may change",
+                origin="update",
+            )
+        )
+    blocks = ("schedulingConstraints", "disruptionMode") + (() if node.spec.composite else ("resourceClaims",))
+    for name in blocks:
+        new_value, old_value = _member(new_block, name), _member(old_block, name)
+        if normalize(new_value) != normalize(old_value):
+            errors.append(invalid(node.path.child(name), new_value, _IMMUTABLE, origin="immutable"))
+    return errors
+
+
+def _immutable(node: ObjectNode, old: ObjectNode) -> list[FieldError]:
+    if normalize(node.block) != normalize(old.block):
+        return [invalid(node.path, node.block, _IMMUTABLE, origin="immutable")]
+    return []
+
+
+def _structure(tree: ObjectNode, old_tree: ObjectNode) -> list[FieldError]:
+    new_names = {n.template_name for n in tree.walk()}
+    old_nodes = {n.template_name: n for n in old_tree.walk()}
+    errors = []
+    for node in tree.walk():
+        if node.spec.for_each is not None and node.template_name not in old_nodes:
+            errors.append(forbidden(node.context_path, "item may not be added", origin="update"))
+    removed_lists = {
+        (n.context_path.segments[:-1], n.spec.id)
+        for n in old_tree.walk()
+        if n.spec.for_each is not None and n.template_name not in new_names
+    }
+    for segments, _ in sorted(removed_lists, key=str):
+        errors.append(forbidden(FieldPath(segments), "item may not be removed", origin="update"))
+    return errors
+
+
+def update_errors(policy: Policy, tree: ObjectNode, old_tree: ObjectNode) -> list[FieldError]:
+    """Errors of the change from ``old_tree`` to ``tree`` under the policy's update rules."""
+    if policy.update_rules == "none":
+        return []
+    errors = _structure(tree, old_tree)
+    old_nodes = {n.template_name: n for n in old_tree.walk()}
+    rule = _elastic if policy.update_rules == "elastic" else _immutable
+    for node in tree.walk():
+        old = old_nodes.get(node.template_name)
+        if old is not None:
+            errors.extend(rule(node, old))
+    return errors

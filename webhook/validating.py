@@ -1,0 +1,226 @@
+"""``validate_object``: the one function behind the validating webhook and ``wasp validate``.
+
+Two layers on every node of a governed object's tree, at the user's own field paths:
+
+1. the structural layer from the compiler (JSON Schema data; skipped when the policy turns
+   declarative validation off), on the embedding and on every building block;
+2. the controller-policy layer: closed allow-lists, basic+all, the tree check, pod-count
+   bounds, exclusive fields and the policy's update rules.
+
+``Workload``/``PodGroup``/``CompositePodGroup`` manifests get the scheduling API's own
+validation. Objects no policy governs are *skipped*, never valid or invalid.
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+from webhook import scheduling_objects
+from webhook.compiler.builder import Builder, resolve
+from webhook.compiler.schema import NO_OLD, BlockType, validate_block
+from webhook.compiler.types import BuildOptions
+from webhook.extract import ObjectNode, build_tree, get_path
+from webhook.field import FieldError, FieldPath, duplicate, forbidden, invalid, required
+from webhook.formats import dns_label
+from webhook.gates import FeatureGates
+from webhook.policy import Policy, PolicySet
+from webhook.result import Result, Status
+from webhook.updates import update_errors
+
+__all__ = ["validate_object", "validate_governed"]
+
+Obj = t.Mapping[str, t.Any]
+
+
+def validate_object(obj: object, old_obj: object = None, *, policies: PolicySet) -> Result:
+    """Judge ``obj`` (and, on update, the change from ``old_obj``).
+
+    ``old_obj`` is ``None`` on CREATE. The objects are never modified. Never raises on
+    malformed input: a non-mapping gives an ``error`` status, bad fields give field errors.
+    """
+    if not isinstance(obj, t.Mapping):
+        return Result(Status.ERROR, reason=f"not a Kubernetes object: a {type(obj).__name__}, not a mapping")
+    api_version, kind = obj.get("apiVersion"), obj.get("kind")
+    if not isinstance(api_version, str) or not isinstance(kind, str) or not api_version or not kind:
+        return Result(Status.ERROR, reason="not a Kubernetes object: apiVersion and kind are required strings")
+    old = old_obj if isinstance(old_obj, t.Mapping) else None
+    group = api_version.rpartition("/")[0]
+    builtin = scheduling_objects.VALIDATORS.get((group, kind))
+    if builtin is not None:
+        findings = builtin(obj, old, gates=policies.gates)
+        return Result.judged(f"{group}/{kind}", list(findings.errors), list(findings.warnings))
+    policy = policies.for_kind(api_version, kind)
+    if policy is None:
+        return Result.skipped(f"no policy governs {api_version} {kind}")
+    errors, warnings = validate_governed(policy, obj, old, gates=policies.gates)
+    return Result.judged(policy.name, errors, warnings)
+
+
+def validate_governed(
+    policy: Policy, obj: Obj, old: Obj | None, *, gates: FeatureGates
+) -> tuple[list[FieldError], list[str]]:
+    """Both layers for an object governed by ``policy``; returns (errors, warnings)."""
+    warnings: list[str] = []
+    root_path = policy.root.path
+    present = get_path(obj, root_path) is not None
+    old_present = old is not None and get_path(old, root_path) is not None
+    if policy.feature_gate and policy.feature_gate not in gates:
+        if present and not old_present:
+            warnings.append(
+                f"{root_path} is dropped by the apiserver: feature gate {policy.feature_gate} is off"
+            )
+            return [], warnings
+    tree, errors = build_tree(policy, obj)
+    old_tree = build_tree(policy, old)[0] if old is not None else None
+    errors.extend(_duplicate_template_names(tree))
+    if policy.declarative_validation:
+        errors.extend(_structural_envelopes(tree, old_tree))
+    # The compiler's tree check would report an unusable tree as an InternalError; those
+    # trees (duplicate template names, composites left without children) were already
+    # reported at the user's fields above.
+    buildable = all(n.children for n in tree.walk() if n.spec.composite)
+    if buildable and not any(e.origin == "templateName" for e in errors):
+        options = BuildOptions(
+            allowed_policies=policy.allowed_policies,
+            allowed_disruption_modes=policy.allowed_disruption_modes,
+            disable_declarative_validation=not policy.declarative_validation,
+        )
+        errors.extend(Builder(tree.item, options).validate(old_tree.item if old_tree is not None else None))
+    for node in tree.walk():
+        errors.extend(_pod_count_bound(node, warnings))
+        errors.extend(_unset_gang_count(node))
+        errors.extend(_exclusive_fields(node, old))
+    if old_tree is not None:
+        errors.extend(update_errors(policy, tree, old_tree))
+    warnings.extend(_advice(tree, gates, any_block=present))
+    return _dedupe(errors), warnings
+
+
+def _dedupe(errors: list[FieldError]) -> list[FieldError]:
+    seen: set[tuple[str, str, str]] = set()
+    out = []
+    for err in errors:
+        key = (err.type.value, str(err.field), err.detail)
+        if key not in seen:
+            seen.add(key)
+            out.append(err)
+    return out
+
+
+def _duplicate_template_names(tree: ObjectNode) -> list[FieldError]:
+    seen: set[str] = set()
+    errors = []
+    for node in tree.walk():
+        if node.template_name in seen:
+            # The Workload needs unique template names across its tree; report the user's element.
+            where = node.context_path if node.spec.for_each is not None else node.path
+            errors.append(duplicate(where, node.template_name, origin="templateName"))
+        seen.add(node.template_name)
+    return errors
+
+
+def _structural_envelopes(tree: ObjectNode, old_tree: ObjectNode | None) -> list[FieldError]:
+    old_blocks = {n.template_name: n.block for n in old_tree.walk()} if old_tree is not None else {}
+    errors = []
+    for node in tree.walk():
+        if node.block is None:
+            continue
+        block_type = BlockType.COMPOSITE_SCHEDULING if node.spec.composite else BlockType.SCHEDULING
+        previous = old_blocks.get(node.template_name)
+        old = previous if previous is not None else NO_OLD
+        errors.extend(validate_block(block_type, node.block, node.path, old=old, shallow=True))
+    return errors
+
+
+def _explicit_count(node: ObjectNode, field: str) -> tuple[FieldPath, int] | None:
+    policy = node.block.get("schedulingPolicy") if isinstance(node.block, t.Mapping) else None
+    gang = policy.get("gang") if isinstance(policy, t.Mapping) else None
+    count = gang.get(field) if isinstance(gang, t.Mapping) else None
+    if isinstance(count, int) and not isinstance(count, bool):
+        return node.path.child("schedulingPolicy", "gang", field), count
+    return None
+
+
+def _pod_count_bound(node: ObjectNode, warnings: list[str]) -> list[FieldError]:
+    """``minCount <= pod count`` on the final object (decisions 1 and 10)."""
+    if node.spec.composite or node.pod_count is None or node.pod_count_path is None:
+        return []
+    explicit = _explicit_count(node, "minCount")
+    if explicit is None or explicit[1] < 1:
+        return []  # unset follows the pod count; < 1 is the structural layer's error
+    path, min_count = explicit
+    if node.pod_count == 0 and node.pod_count_explicit:
+        warnings.append(
+            f"{node.pod_count_path} is 0: the workload is paused, so {path} ({min_count}) is not checked against it"
+        )
+        return []
+    if min_count > node.pod_count:
+        return [
+            invalid(
+                path,
+                min_count,
+                f"must be less than or equal to {node.pod_count_path} ({node.pod_count})",
+                origin="podCount",
+            )
+        ]
+    return []
+
+
+def _unset_gang_count(node: ObjectNode) -> list[FieldError]:
+    """A gang whose count nobody fills cannot compile: report it where the user can fix it."""
+    defaulted = node.spec.min_group_count_default if node.spec.composite else node.spec.min_count_default
+    if defaulted:
+        return []
+    cfg = resolve(node.item)
+    if cfg.policy is None or cfg.policy.gang is None or cfg.policy.gang.min_count is not None:
+        return []
+    field = "minGroupCount" if node.spec.composite else "minCount"
+    return [
+        required(
+            node.path.child("schedulingPolicy", "gang", field),
+            "this controller does not default it, so it must be set",
+            origin="controllerDefault",
+        )
+    ]
+
+
+def _exclusive_fields(node: ObjectNode, old: Obj | None) -> list[FieldError]:
+    """Decision 3: a block together with a user-managed group (e.g. schedulingGroup) is rejected."""
+    if node.block is None:
+        return []
+    errors = []
+    for other in node.spec.exclusive_with:
+        if get_path(node.context, other) is None:
+            continue
+        old_had_both = (
+            old is not None
+            and get_path(old, node.path) is not None
+            and get_path(old, node.context_path / other) is not None
+        )
+        if not old_had_both:
+            errors.append(
+                forbidden(node.path, f"may not be set together with {node.context_path / other}", origin="exclusive")
+            )
+    return errors
+
+
+def _advice(tree: ObjectNode, gates: FeatureGates, *, any_block: bool) -> list[str]:
+    """Warnings: template names the Workload cannot carry (decision 8), gates that drop blocks (14)."""
+    out = []
+    for node in tree.walk():
+        if dns_label(node.template_name):
+            out.append(
+                f"template name {node.template_name!r} is not a valid DNS label (max 63 characters): "
+                "the Workload for this object cannot be created"
+            )
+        block = node.block if isinstance(node.block, t.Mapping) else {}
+        if block.get("schedulingConstraints") is not None and "TopologyAwareWorkloadScheduling" not in gates:
+            out.append(f"{node.path}.schedulingConstraints is dropped: feature gate TopologyAwareWorkloadScheduling is off")
+        if block.get("resourceClaims") and "DRAWorkloadResourceClaims" not in gates:
+            out.append(f"{node.path}.resourceClaims is dropped: feature gate DRAWorkloadResourceClaims is off")
+    if tree.spec.composite and "CompositePodGroup" not in gates:
+        out.append(f"{tree.path}: composite groups need feature gate CompositePodGroup, which is off")
+    if any_block and "GenericWorkload" not in gates:
+        out.append("feature gate GenericWorkload is off: no Workload or PodGroup is created for this object")
+    return out
+
