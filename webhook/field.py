@@ -12,7 +12,8 @@ from __future__ import annotations
 import enum
 import json
 import typing as t
-from dataclasses import dataclass, field
+import dataclasses
+from dataclasses import dataclass
 
 __all__ = [
     "Segment",
@@ -246,7 +247,7 @@ class FieldError:
     field: FieldPath
     bad_value: object = ""
     detail: str = ""
-    origin: str = field(default="", compare=False)
+    origin: str = dataclasses.field(default="", compare=False)
 
     @property
     def path(self) -> str:
