@@ -25,7 +25,7 @@ from webhook.formats import dns_label
 from webhook.gates import FeatureGates
 from webhook.policy import Policy, PolicySet
 from webhook.result import Result, Status
-from webhook.updates import update_errors
+from webhook.updates import normalize, update_errors
 
 __all__ = ["validate_object", "validate_governed"]
 
@@ -64,13 +64,21 @@ def validate_governed(
     root_path = policy.root.path
     present = get_path(obj, root_path) is not None
     old_present = old is not None and get_path(old, root_path) is not None
-    if policy.feature_gate and policy.feature_gate not in gates:
-        if present and not old_present:
+    gate_errors: list[FieldError] = []
+    if policy.feature_gate and policy.feature_gate not in gates and present:
+        if not old_present:
             warnings.append(
                 f"{root_path} is dropped by the apiserver: feature gate {policy.feature_gate} is off"
             )
             return [], warnings
+        # Kept because the stored object has it, so it reaches validation: the gate marker
+        # (ifDisabled=forbidden) fires on any change; an unchanged value is ratcheted.
+        assert old is not None
+        if normalize(get_path(obj, root_path)) != normalize(get_path(old, root_path)):
+            gate_errors.append(forbidden(root_path, "", origin="ifDisabled"))
+            warnings.append(f"{root_path} cannot change: feature gate {policy.feature_gate} is off")
     tree, errors = build_tree(policy, obj)
+    errors[:0] = gate_errors
     old_tree = build_tree(policy, old)[0] if old is not None else None
     errors.extend(_duplicate_template_names(tree))
     if policy.declarative_validation:
@@ -214,7 +222,9 @@ def _advice(tree: ObjectNode, gates: FeatureGates, *, any_block: bool) -> list[s
                 "the Workload for this object cannot be created"
             )
         block = node.block if isinstance(node.block, t.Mapping) else {}
-        if block.get("schedulingConstraints") is not None and "TopologyAwareWorkloadScheduling" not in gates:
+        # The gate covers PodGroup(Template) constraints only; composite ones are not gated.
+        leaf = not node.spec.composite
+        if leaf and block.get("schedulingConstraints") is not None and "TopologyAwareWorkloadScheduling" not in gates:
             out.append(f"{node.path}.schedulingConstraints is dropped: feature gate TopologyAwareWorkloadScheduling is off")
         if block.get("resourceClaims") and "DRAWorkloadResourceClaims" not in gates:
             out.append(f"{node.path}.resourceClaims is dropped: feature gate DRAWorkloadResourceClaims is off")
