@@ -151,7 +151,9 @@ class _Builder:
             elements = get_path(context, child_spec.for_each)
             if elements is None or elements == []:
                 where = context_path / child_spec.for_each
-                self.errors.append(required(where, "needs at least one element: each is a group of the composite"))
+                self.errors.append(
+                    required(where, "needs at least one element: each is a group of the composite")
+                )
 
     def children(
         self, spec: NodeSpec, context: t.Mapping[str, t.Any], context_path: FieldPath
@@ -167,7 +169,9 @@ class _Builder:
             return []
         if len(elements) > MAX_TEMPLATES_PER_LIST:
             # Each element becomes a template; a Workload holds at most 8 per list.
-            self.errors.append(too_many(list_path, len(elements), MAX_TEMPLATES_PER_LIST, origin="maxTemplates"))
+            self.errors.append(
+                too_many(list_path, len(elements), MAX_TEMPLATES_PER_LIST, origin="maxTemplates")
+            )
         nodes = []
         for i, element in enumerate(elements[: MAX_TEMPLATES_PER_LIST * 4]):
             element_path = list_path.index(i)
@@ -178,7 +182,9 @@ class _Builder:
             if spec.item_key is not None:
                 raw_key = get_path(element, spec.item_key)
                 if not isinstance(raw_key, str) or not raw_key:
-                    self.errors.append(required(element_path / spec.item_key, "identifies the scheduling group"))
+                    self.errors.append(
+                        required(element_path / spec.item_key, "identifies the scheduling group")
+                    )
                     continue
                 key = raw_key
             nodes.append(self.node(spec, element, element_path, key=key, index=i))

@@ -135,7 +135,8 @@ def _where(source: str, location: t.Iterable[object]) -> str:
 def _schema_problem(source: str, error: jsonschema.ValidationError) -> PolicyError:
     location = list(error.absolute_path)
     if error.validator == "additionalProperties":
-        allowed = sorted(error.schema.get("properties", {}))
+        schema = error.schema if isinstance(error.schema, t.Mapping) else {}
+        allowed = sorted(schema.get("properties", {}))
         extra = sorted(set(t.cast(dict[str, t.Any], error.instance)) - set(allowed))
         keys = ", ".join(repr(k) for k in extra)
         return PolicyError(f"{_where(source, location)}: unknown key {keys} (allowed: {', '.join(allowed)})")
@@ -282,6 +283,8 @@ def _parse(source: str, doc: object) -> Policy:
         ChildTemplate(c["apiVersion"], c["kind"], loader.path(f"spec.stamping.childTemplates[{i}].templatePath", c["templatePath"]))
         for i, c in enumerate(stamping.get("childTemplates", []))
     )
+    if stamping.get("pods", False) or child_templates:
+        _check_stampable(loader, root)
     target = spec["target"]
     return Policy(
         name=doc["metadata"]["name"],
@@ -303,6 +306,36 @@ def _parse(source: str, doc: object) -> Policy:
     )
 
 
+def _check_stampable(loader: _Loader, root: NodeSpec) -> None:
+    """Stamping computes a leaf's name from the owner reference and pod labels alone; an
+    element's position in its list is in neither, so ``{index}`` cannot be stamped."""
+    for node in root.walk():
+        fields = {f for _, f, _, _ in string.Formatter().parse(node.template_name) if f is not None}
+        if not node.composite and "index" in fields:
+            loader.fail(
+                "spec.stamping",
+                f"node {node.id!r}: templateName {node.template_name!r} uses {{index}}, which stamping "
+                "cannot compute (no API call is made); use {key} with podLabel instead",
+            )
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader that rejects duplicate mapping keys: in a policy a repeated key would
+    silently win over the first, hiding a mistake. Policies load once, so the pure-Python
+    loader's speed does not matter here."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[t.Hashable, t.Any]:
+        seen: set[object] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    "while constructing a mapping", node.start_mark, f"found duplicate key {key!r}", key_node.start_mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
 def load_policy_file(path: Path) -> Policy:
     """Load and check one policy file; raises :class:`PolicyError` naming the file and key."""
     source = str(path)
@@ -311,7 +344,7 @@ def load_policy_file(path: Path) -> Policy:
     except OSError as exc:
         raise PolicyError(f"{source}: cannot read policy file: {exc.strerror or exc}") from exc
     try:
-        doc = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        doc = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         raise PolicyError(f"{source}: not valid YAML: {exc}") from exc
     return _parse(source, doc)

@@ -40,7 +40,10 @@ _NODE: dict[str, t.Any] = {
         },
         "type": {"enum": ["leaf", "composite"]},
         "path": {**_PATH, "description": "Where the node's scheduling block sits, relative to its context."},
-        "forEach": {**_PATH, "description": "A list field (relative to the parent's context): one node per element."},
+        "forEach": {
+            **_PATH,
+            "description": "A list field (relative to the parent's context): one node per element.",
+        },
         "itemKey": {**_PATH, "description": "The field of each forEach element that identifies it ({key})."},
         "templateName": {
             "type": "string",
@@ -100,14 +103,22 @@ POLICY_SCHEMA: t.Final[dict[str, t.Any]] = {
                     "required": ["group", "versions", "kind", "resource"],
                     "properties": {
                         "group": {"type": "string"},
-                        "versions": {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}},
+                        "versions": {
+                            "type": "array",
+                            "minItems": 1,
+                            "items": {"type": "string", "minLength": 1},
+                        },
                         "kind": {"type": "string", "minLength": 1},
                         "resource": {"type": "string", "minLength": 1},
                     },
                 },
                 "featureGate": {"type": "string", "minLength": 1},
                 "declarativeValidation": {"type": "boolean"},
-                "allowedPolicies": {"type": "array", "uniqueItems": True, "items": {"enum": ["basic", "gang"]}},
+                "allowedPolicies": {
+                    "type": "array",
+                    "uniqueItems": True,
+                    "items": {"enum": ["basic", "gang"]},
+                },
                 "allowedDisruptionModes": {
                     "type": "array",
                     "uniqueItems": True,
@@ -134,7 +145,10 @@ POLICY_SCHEMA: t.Final[dict[str, t.Any]] = {
                     "type": "object",
                     "additionalProperties": False,
                     "properties": {
-                        "pods": {"type": "boolean", "description": "Stamp pods whose controller is the object."},
+                        "pods": {
+                            "type": "boolean",
+                            "description": "Stamp pods whose controller is the object.",
+                        },
                         "childTemplates": {
                             "type": "array",
                             "items": {

@@ -69,7 +69,9 @@ def _elastic(node: ObjectNode, old: ObjectNode) -> list[FieldError]:
                 origin="update",
             )
         )
-    blocks = ("schedulingConstraints", "disruptionMode") + (() if node.spec.composite else ("resourceClaims",))
+    blocks = ("schedulingConstraints", "disruptionMode") + (
+        () if node.spec.composite else ("resourceClaims",)
+    )
     for name in blocks:
         new_value, old_value = _member(new_block, name), _member(old_block, name)
         if normalize(new_value) != normalize(old_value):

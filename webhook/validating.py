@@ -42,11 +42,15 @@ def validate_object(obj: object, old_obj: object = None, *, policies: PolicySet)
         return Result(Status.ERROR, reason=f"not a Kubernetes object: a {type(obj).__name__}, not a mapping")
     api_version, kind = obj.get("apiVersion"), obj.get("kind")
     if not isinstance(api_version, str) or not isinstance(kind, str) or not api_version or not kind:
-        return Result(Status.ERROR, reason="not a Kubernetes object: apiVersion and kind are required strings")
+        return Result(
+            Status.ERROR, reason="not a Kubernetes object: apiVersion and kind are required strings"
+        )
     old = old_obj if isinstance(old_obj, t.Mapping) else None
-    group = api_version.rpartition("/")[0]
+    group, _, version = api_version.rpartition("/")
     builtin = scheduling_objects.VALIDATORS.get((group, kind))
     if builtin is not None:
+        if version not in scheduling_objects.SERVED_VERSIONS[kind]:
+            return Result.skipped(f"{api_version} {kind} is not served by Kubernetes 1.37")
         findings = builtin(obj, old, gates=policies.gates)
         return Result.judged(f"{group}/{kind}", list(findings.errors), list(findings.warnings))
     policy = policies.for_kind(api_version, kind)
@@ -207,7 +211,9 @@ def _exclusive_fields(node: ObjectNode, old: Obj | None) -> list[FieldError]:
         )
         if not old_had_both:
             errors.append(
-                forbidden(node.path, f"may not be set together with {node.context_path / other}", origin="exclusive")
+                forbidden(
+                    node.path, f"may not be set together with {node.context_path / other}", origin="exclusive"
+                )
             )
     return errors
 
@@ -215,8 +221,10 @@ def _exclusive_fields(node: ObjectNode, old: Obj | None) -> list[FieldError]:
 def _advice(tree: ObjectNode, gates: FeatureGates, *, any_block: bool) -> list[str]:
     """Warnings: template names the Workload cannot carry (decision 8), gates that drop blocks (14)."""
     out = []
+    # An object that has only generateName has no name yet, so its template names are unknown.
+    named = bool(get_path(tree.context, FieldPath.of("metadata", "name")))
     for node in tree.walk():
-        if dns_label(node.template_name):
+        if named and dns_label(node.template_name):
             out.append(
                 f"template name {node.template_name!r} is not a valid DNS label (max 63 characters): "
                 "the Workload for this object cannot be created"
@@ -224,13 +232,20 @@ def _advice(tree: ObjectNode, gates: FeatureGates, *, any_block: bool) -> list[s
         block = node.block if isinstance(node.block, t.Mapping) else {}
         # The gate covers PodGroup(Template) constraints only; composite ones are not gated.
         leaf = not node.spec.composite
-        if leaf and block.get("schedulingConstraints") is not None and "TopologyAwareWorkloadScheduling" not in gates:
-            out.append(f"{node.path}.schedulingConstraints is dropped: feature gate TopologyAwareWorkloadScheduling is off")
+        if (
+            leaf
+            and block.get("schedulingConstraints") is not None
+            and "TopologyAwareWorkloadScheduling" not in gates
+        ):
+            out.append(
+                f"{node.path}.schedulingConstraints is dropped: feature gate TopologyAwareWorkloadScheduling is off"
+            )
         if block.get("resourceClaims") and "DRAWorkloadResourceClaims" not in gates:
-            out.append(f"{node.path}.resourceClaims is dropped: feature gate DRAWorkloadResourceClaims is off")
+            out.append(
+                f"{node.path}.resourceClaims is dropped: feature gate DRAWorkloadResourceClaims is off"
+            )
     if tree.spec.composite and "CompositePodGroup" not in gates:
         out.append(f"{tree.path}: composite groups need feature gate CompositePodGroup, which is off")
     if any_block and "GenericWorkload" not in gates:
         out.append("feature gate GenericWorkload is off: no Workload or PodGroup is created for this object")
     return out
-

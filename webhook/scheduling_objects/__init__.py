@@ -38,6 +38,7 @@ from .workload import validate_workload_spec
 
 __all__ = [
     "Findings",
+    "SERVED_VERSIONS",
     "VALIDATORS",
     "validate_composite_pod_group",
     "validate_pod_group",
@@ -130,3 +131,13 @@ VALIDATORS: Mapping[tuple[str, str], t.Callable[..., Findings]] = MappingProxyTy
 )
 """(API group, kind) -> validator. ``v1beta1`` and ``v1alpha3`` share the rules, so the
 version is not part of the key."""
+
+SERVED_VERSIONS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "Workload": ("v1beta1", "v1alpha3"),
+        "PodGroup": ("v1beta1", "v1alpha3"),
+        # CompositePodGroup is served in v1alpha3 only (api.md §3).
+        "CompositePodGroup": ("v1alpha3",),
+    }
+)
+"""Kind -> versions the 1.37 apiserver serves; other versions are not judged (skipped)."""

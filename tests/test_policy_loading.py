@@ -1,0 +1,56 @@
+"""Policy-file strictness and dispatch details not covered by the validation tables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from webhook.errors import PolicyError
+from webhook.policy import PolicySet, load_policy_file
+from webhook.result import Status
+from webhook.validating import validate_object
+
+BUILTIN = PolicySet.load()
+
+
+def test_a_repeated_key_in_a_policy_file_is_an_error_naming_the_file(tmp_path: Path) -> None:
+    text = Path("policies/batch-job.yaml").read_text() + "\ndeclarativeValidation: false\n"
+    text = text.replace("spec:\n", "spec:\n  updateRules: none\n", 1)  # updateRules now appears twice
+    path = tmp_path / "dup.yaml"
+    path.write_text(text)
+    with pytest.raises(PolicyError, match=r"dup\.yaml.*duplicate key 'updateRules'"):
+        load_policy_file(path)
+
+
+@pytest.mark.parametrize(
+    ("api_version", "kind", "status"),
+    [
+        ("scheduling.k8s.io/v1beta1", "Workload", Status.INVALID),
+        ("scheduling.k8s.io/v1alpha3", "Workload", Status.INVALID),
+        ("scheduling.k8s.io/v1", "Workload", Status.SKIPPED),
+        ("scheduling.k8s.io/v1beta1", "CompositePodGroup", Status.SKIPPED),
+        ("scheduling.k8s.io/v1alpha3", "CompositePodGroup", Status.INVALID),
+    ],
+    ids=[
+        "v1beta1 Workload is judged",
+        "v1alpha3 Workload is judged",
+        "a version 1.37 does not serve is skipped",
+        "CompositePodGroup is not served in v1beta1",
+        "v1alpha3 CompositePodGroup is judged",
+    ],
+)
+def test_scheduling_objects_are_judged_only_in_served_versions(api_version: str, kind: str, status: Status) -> None:
+    obj = {"apiVersion": api_version, "kind": kind, "metadata": {"name": "x"}, "spec": {}}
+    assert validate_object(obj, policies=BUILTIN).status is status
+
+
+def test_an_object_with_only_generate_name_gets_no_template_name_warning() -> None:
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"generateName": "train-"},
+        "spec": {"scheduling": {"schedulingPolicy": {"gang": {}}}, "template": {"spec": {}}},
+    }
+    result = validate_object(job, policies=BUILTIN)
+    assert (result.status, result.warnings) == (Status.VALID, ())
