@@ -57,16 +57,22 @@ def _common_fields(cfg: SchedulingConfig, out: Json) -> None:
         out["disruptionMode"] = {kind.value: {}}
 
 
-def _compile_leaf(item: WorkloadItem, cfg: SchedulingConfig) -> Json:
-    out: Json = {"name": item.name}
+def _compile_policy(cfg: SchedulingConfig, count_field: str, unset_message: str) -> Json:
+    """A nil or empty policy, or basic, compiles to basic; gang needs its count by now."""
     policy = cfg.policy
     if policy is None or policy.kind() is PolicyKind.BASIC:
-        out["schedulingPolicy"] = {"basic": {}}
-    else:
-        assert policy.gang is not None
-        if policy.gang.min_count is None:
-            raise BuildError("gang scheduling requires minCount to be set after resolution")
-        out["schedulingPolicy"] = {"gang": {"minCount": policy.gang.min_count}}
+        return {"basic": {}}
+    assert policy.gang is not None
+    if policy.gang.min_count is None:
+        raise BuildError(unset_message)
+    return {"gang": {count_field: policy.gang.min_count}}
+
+
+def _compile_leaf(item: WorkloadItem, cfg: SchedulingConfig) -> Json:
+    out: Json = {"name": item.name}
+    out["schedulingPolicy"] = _compile_policy(
+        cfg, "minCount", "gang scheduling requires minCount to be set after resolution"
+    )
     _common_fields(cfg, out)
     if cfg.resource_claims:
         claims = []
@@ -88,14 +94,9 @@ def _compile_leaf(item: WorkloadItem, cfg: SchedulingConfig) -> Json:
 
 def _compile_composite(item: WorkloadItem, cfg: SchedulingConfig) -> Json:
     out: Json = {"name": item.name}
-    policy = cfg.policy
-    if policy is None or policy.kind() is PolicyKind.BASIC:
-        out["schedulingPolicy"] = {"basic": {}}
-    else:
-        assert policy.gang is not None
-        if policy.gang.min_count is None:
-            raise BuildError("composite gang scheduling requires minGroupCount to be set after resolution")
-        out["schedulingPolicy"] = {"gang": {"minGroupCount": policy.gang.min_count}}
+    out["schedulingPolicy"] = _compile_policy(
+        cfg, "minGroupCount", "composite gang scheduling requires minGroupCount to be set after resolution"
+    )
     _common_fields(cfg, out)
     if cfg.priority_class_name:
         out["priorityClassName"] = cfg.priority_class_name
