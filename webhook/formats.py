@@ -21,9 +21,9 @@ DNS1123_SUBDOMAIN_MAX = 253
 QUALIFIED_NAME_MAX = 63
 
 _LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_LABEL_RE = re.compile(f"^{_LABEL_FMT}$")
-_SUBDOMAIN_RE = re.compile(f"^{_LABEL_FMT}(\\.{_LABEL_FMT})*$")
-_QUALIFIED_NAME_RE = re.compile("^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+_LABEL_RE = re.compile(_LABEL_FMT)
+_SUBDOMAIN_RE = re.compile(f"{_LABEL_FMT}(\\.{_LABEL_FMT})*")
+_QUALIFIED_NAME_RE = re.compile("([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
 
 
 def _max_len_msg(limit: int) -> str:
@@ -35,7 +35,7 @@ def dns_label(value: str) -> list[str]:
     errs: list[str] = []
     if len(value) > DNS1123_LABEL_MAX:
         errs.append(_max_len_msg(DNS1123_LABEL_MAX))
-    if not _LABEL_RE.match(value):
+    if not _LABEL_RE.fullmatch(value):
         errs.append(
             "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
             "and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', "
@@ -49,7 +49,7 @@ def dns_subdomain(value: str) -> list[str]:
     errs: list[str] = []
     if len(value) > DNS1123_SUBDOMAIN_MAX:
         errs.append(_max_len_msg(DNS1123_SUBDOMAIN_MAX))
-    if not _SUBDOMAIN_RE.match(value):
+    if not _SUBDOMAIN_RE.fullmatch(value):
         errs.append(
             "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
             "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used "
@@ -81,7 +81,7 @@ def label_key(value: str) -> list[str]:
         errs.append("name part must be non-empty")
     elif len(name) > QUALIFIED_NAME_MAX:
         errs.append("name part " + _max_len_msg(QUALIFIED_NAME_MAX))
-    if name and not _QUALIFIED_NAME_RE.match(name):
+    if name and not _QUALIFIED_NAME_RE.fullmatch(name):
         errs.append(
             "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
             "with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "

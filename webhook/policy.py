@@ -236,8 +236,6 @@ class _Loader:
                 self.fail(location, "{index} needs forEach on this node")
 
     def defaults(self, docs: list[dict[str, t.Any]]) -> tuple[DefaultRule, ...]:
-        import cel  # the Rust CEL binding is only needed when a policy has conditions
-
         rules = []
         for i, doc in enumerate(docs):
             node = doc.get("node", "root")
@@ -245,6 +243,10 @@ class _Loader:
                 self.fail(f"spec.defaults[{i}].node", f"no node with id {node!r}")
             program = None
             if "when" in doc:
+                # Imported only here: the binding pulls in a CLI stack (rich, prompt_toolkit)
+                # that costs ~150 ms, which `wasp validate` should not pay for conditionless policies.
+                import cel
+
                 try:
                     program = cel.compile(doc["when"])
                 except (ValueError, RuntimeError) as exc:
