@@ -1,0 +1,328 @@
+"""Throughput and latency of ``wasp serve`` against a null webhook on the same stack.
+
+Prints figures; it is not a test. Both servers run at the same time (2 workers × 4 threads,
+TLS, keep-alive), each driven in turn by wrk over loopback, for three review mixes:
+Job CREATE → /validate, Job UPDATE → /validate, Pod CREATE → /mutate. For each it prints
+req/s, p50/p99, the ratio to the null webhook, connections and CPU per worker, then the
+p99 at half of wasp's saturated rate (wrk's per-connection ``delay()`` paces requests), and
+the in-process core time per Job review (parse + validate).
+
+    /tmp/venv/bin/python benchmarks/bench_server.py [--duration 4] [--connections 16]
+
+The null webhook is ``wasp serve``'s own gunicorn application with the admission views
+replaced by one that decodes the review and answers allowed, so the ratio isolates wasp's
+work (parsing, validation, mutation, logging, metrics) from Flask, gunicorn and TLS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+import typing as t
+import urllib.request
+from pathlib import Path
+
+import orjson
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests" / "http"))
+
+Json = dict[str, t.Any]
+
+LUA = """
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+local f = io.open("{body}", "rb"); wrk.body = f:read("*a"); f:close()
+{delay}
+"""
+
+
+def job(min_count: int = 4, parallelism: int = 8) -> Json:
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "train", "namespace": "default", "labels": {"app": "train", "team": "ml"}},
+        "spec": {
+            "parallelism": parallelism,
+            "completions": parallelism,
+            "completionMode": "Indexed",
+            "backoffLimit": 3,
+            "scheduling": {"schedulingPolicy": {"gang": {"minCount": min_count}}},
+            "template": {
+                "metadata": {"labels": {"app": "train"}},
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [
+                        {
+                            "name": "trainer",
+                            "image": "registry.example/trainer:1.2.3",
+                            "command": ["python", "-m", "train"],
+                            "args": ["--epochs", "10", "--batch-size", "256"],
+                            "env": [{"name": "RANK", "value": "0"}, {"name": "WORLD", "value": "8"}],
+                            "resources": {"limits": {"nvidia.com/gpu": "8", "cpu": "32", "memory": "256Gi"}},
+                        }
+                    ],
+                },
+            },
+        },
+    }
+
+
+def pod() -> Json:
+    owner = {"apiVersion": "batch/v1", "kind": "Job", "name": "train", "uid": "job-uid", "controller": True}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "train-0-abcde", "namespace": "default", "ownerReferences": [owner]},
+        "spec": job()["spec"]["template"]["spec"],
+    }
+
+
+def mixes() -> list[tuple[str, str, Json]]:
+    from apiserver import build_review
+
+    old = job(min_count=4)
+    return [
+        ("Job CREATE /validate", "/validate", build_review(job(min_count=4))),
+        ("Job UPDATE /validate", "/validate", build_review(job(min_count=6), operation="UPDATE", old=old)),
+        ("Pod CREATE /mutate", "/mutate", build_review(pod())),
+    ]
+
+
+# ------------------------------------------------------------------------------- servers
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Server:
+    def __init__(self, name: str, argv: list[str], port: int, metrics_port: int, log: Path) -> None:
+        env = dict(os.environ, PYTHONPATH=str(REPO))
+        env.pop("PROMETHEUS_MULTIPROC_DIR", None)
+        self.name, self.port, self.metrics_port = name, port, metrics_port
+        with log.open("wb") as out:
+            self.proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=out)
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/readyz", timeout=1) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(f"{name} did not start; see {log}")
+            time.sleep(0.1)
+
+    def workers(self) -> list[int]:
+        children = Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children").read_text().split()
+        return sorted(int(c) for c in children)
+
+    def stop(self) -> None:
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(15)
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def connections_per_worker(port: int, pids: list[int]) -> list[int]:
+    out = subprocess.run(["ss", "-tnpH", "state", "established", f"( sport = :{port} )"],
+                         capture_output=True, text=True).stdout  # fmt: skip
+    return [len(re.findall(rf"pid={pid},", out)) for pid in pids]
+
+
+# ----------------------------------------------------------------------------------- wrk
+
+
+def parse_ms(text: str) -> float:
+    value, unit = re.fullmatch(r"([\d.]+)(us|ms|s)", text).groups()  # type: ignore[union-attr]
+    return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
+
+
+def wrk(server: Server, path: str, lua: Path, *, duration: float, connections: int) -> dict[str, t.Any]:
+    url = f"https://127.0.0.1:{server.port}{path}"
+    pids = server.workers()
+    cpu0 = [cpu_seconds(p) for p in pids]
+    argv = ["wrk", "-t1", f"-c{connections}", f"-d{int(duration)}s", "--latency", "-s", str(lua), url]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+    time.sleep(duration / 2)
+    conns = connections_per_worker(server.port, pids)
+    out, _ = proc.communicate(timeout=duration + 20)
+    cpu = [(cpu_seconds(p) - c) / duration * 100 for p, c in zip(pids, cpu0, strict=True)]
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
+    p50 = parse_ms(re.search(r"^\s+50%\s+(\S+)", out, re.M).group(1))  # type: ignore[union-attr]
+    p99 = parse_ms(re.search(r"^\s+99%\s+(\S+)", out, re.M).group(1))  # type: ignore[union-attr]
+    errors = re.search(r"Socket errors: (.*)", out)
+    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    return {
+        "rps": rps, "p50": p50, "p99": p99, "conns": conns, "cpu": cpu,
+        "errors": (errors.group(1) if errors else "") + (f" non-2xx {non2xx.group(1)}" if non2xx else ""),
+    }  # fmt: skip
+
+
+def lua_script(directory: Path, name: str, body: bytes, delay_ms: float | None = None) -> Path:
+    body_file = directory / f"{name}.json"
+    body_file.write_bytes(body)
+    delay = f"function delay() return {delay_ms:.3f} end" if delay_ms else ""
+    script = directory / f"{name}{'-paced' if delay_ms else ''}.lua"
+    script.write_text(LUA.format(body=body_file, delay=delay))
+    return script
+
+
+# --------------------------------------------------------------------------- core timing
+
+
+def core_time_us(review: Json, repeat: int = 2000) -> float:
+    from webhook.admission.handler import handle_validate
+    from webhook.admission.review import parse_review
+    from webhook.policy import PolicySet
+
+    policies = PolicySet.load()
+    body = orjson.dumps(review)
+    best = float("inf")
+    for _ in range(5):
+        start = time.perf_counter()
+        for _ in range(repeat):
+            handle_validate(parse_review(body), policies)
+        best = min(best, (time.perf_counter() - start) / repeat)
+    return best * 1e6
+
+
+# ----------------------------------------------------------------------------------- null
+
+
+def serve_null(argv: list[str]) -> None:
+    """``wasp serve --dev`` with the admission views answering allowed without any work."""
+    import click
+
+    from webhook.cli import serve as serve_module
+
+    original = serve_module._run
+
+    def run_null(settings: t.Any) -> None:
+        import webhook.app as app_module
+
+        real_create = app_module.create_app
+
+        def create_null(*args: t.Any, **kwargs: t.Any) -> t.Any:
+            from flask import Response, request
+
+            app = real_create(*args, **kwargs)
+
+            def allow() -> Response:
+                uid = orjson.loads(request.get_data())["request"]["uid"]
+                body = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                        "response": {"uid": uid, "allowed": True}}  # fmt: skip
+                return Response(orjson.dumps(body), 200, content_type="application/json")
+
+            app.view_functions["validate"] = allow
+            app.view_functions["mutate"] = allow
+            return app
+
+        app_module.create_app = create_null
+        original(settings)
+
+    serve_module._run = run_null
+    command = serve_module.serve
+    assert isinstance(command, click.Command)
+    command.main(argv, prog_name="wasp-null", auto_envvar_prefix="WASP")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--duration", type=float, default=4.0, help="seconds per wrk run (max 10)")
+    parser.add_argument("--connections", type=int, default=16)
+    parser.add_argument("--serve-null", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve_null is not None:
+        serve_null(args.serve_null)
+        return
+    duration = min(args.duration, 10.0)
+    if shutil.which("wrk") is None:
+        print("installing wrk (apt-get)", file=sys.stderr)
+        subprocess.run(["apt-get", "update", "-qq"], check=True)
+        subprocess.run(["apt-get", "install", "-y", "-qq", "wrk"], check=True)
+
+    work = Path(tempfile.mkdtemp(prefix="wasp-bench-"))
+    common = [
+        "--dev",
+        "--state-dir",
+        str(work / "state"),
+        "--workers",
+        "2",
+        "--threads",
+        "4",
+        "--log-level",
+        "warning",
+    ]
+    servers: list[Server] = []
+    try:
+        ports = [free_port() for _ in range(4)]
+        wasp_argv = [sys.executable, "-c", "from webhook.cli.main import main; main()", "serve", *common,
+                     "--port", str(ports[0]), "--metrics-port", str(ports[1])]  # fmt: skip
+        null_argv = [sys.executable, __file__, "--serve-null", *common,
+                     "--port", str(ports[2]), "--metrics-port", str(ports[3])]  # fmt: skip
+        wasp = Server("wasp", wasp_argv, ports[0], ports[1], work / "wasp.log")
+        servers.append(wasp)
+        null = Server("null", null_argv, ports[2], ports[3], work / "null.log")
+        servers.append(null)
+        ssl.create_default_context(cafile=str(work / "state" / "ca.crt"))  # the CA exists and parses
+        print(
+            f"wrk -t1 -c{args.connections} -d{duration:g}s, TLS keep-alive, 2 workers x 4 threads, loopback\n"
+        )
+        header = f"{'mix':24} {'server':6} {'req/s':>8} {'p50 ms':>7} {'p99 ms':>7} {'ratio':>6}  conns/worker  CPU%/worker"
+        print(header)
+        print("-" * len(header))
+        saturated: dict[str, float] = {}
+        for name, path, review in mixes():
+            lua = lua_script(work, name.split()[0] + name.split()[1], orjson.dumps(review))
+            results = {
+                s.name: wrk(s, path, lua, duration=duration, connections=args.connections) for s in servers
+            }
+            for server_name in ("wasp", "null"):
+                r = results[server_name]
+                ratio = r["rps"] / results["null"]["rps"]
+                conns = "/".join(map(str, r["conns"]))
+                cpu = "/".join(f"{c:.0f}" for c in r["cpu"])
+                print(f"{name:24} {server_name:6} {r['rps']:8.0f} {r['p50']:7.2f} {r['p99']:7.2f} {ratio:6.2f}  "
+                      f"{conns:12}  {cpu}{'  ' + r['errors'] if r['errors'] else ''}")  # fmt: skip
+            saturated[name] = results["wasp"]["rps"]
+        print("\np99 at half of wasp's saturated rate (wrk delay() paces each connection):")
+        for name, path, review in mixes():
+            target = saturated[name] / 2
+            delay_ms = args.connections * 1000 / target
+            lua = lua_script(work, name.split()[0] + name.split()[1], orjson.dumps(review), delay_ms=delay_ms)
+            r = wrk(wasp, path, lua, duration=duration, connections=args.connections)
+            verdict = "ok" if r["p99"] < 10 else "OVER 10 ms"
+            print(f"  {name:24} target {target:6.0f} req/s, got {r['rps']:6.0f}: p50 {r['p50']:.2f} ms, "
+                  f"p99 {r['p99']:.2f} ms ({verdict})")  # fmt: skip
+        job_review = mixes()[0][2]
+        per_review = core_time_us(job_review)
+        print(f"\nin-process core per Job CREATE review (parse_review + handle_validate): {per_review:.1f} µs "
+              f"({'ok' if per_review < 100 else 'over'} the 100 µs target)")  # fmt: skip
+        update_us = core_time_us(mixes()[1][2])
+        print(f"in-process core per Job UPDATE review: {update_us:.1f} µs")
+    finally:
+        for server in servers:
+            server.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

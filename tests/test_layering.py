@@ -1,0 +1,41 @@
+"""The core is sans-io: nothing but the HTTP edge may import Flask or gunicorn (style rule 1).
+
+Checked in a fresh interpreter, so modules imported by other tests cannot hide a leak.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+CORE_MODULES = [
+    "webhook.field",
+    "webhook.compiler",
+    "webhook.compiler.schema",
+    "webhook.policy",
+    "webhook.extract",
+    "webhook.validating",
+    "webhook.compile",
+    "webhook.scheduling_objects",
+    "webhook.certs",
+    "webhook.mutating",
+    "webhook.patch",
+    "webhook.admission.handler",
+    "webhook.cli.main",
+    "webhook.cli.validate",
+    "webhook.cli.compile",
+    "webhook.cli.schema",
+    "webhook.cli.certs",
+]
+EDGE_ONLY = ("flask", "werkzeug", "gunicorn")
+
+
+@pytest.mark.parametrize("module", CORE_MODULES)
+def test_core_module_does_not_import_the_http_stack(module: str) -> None:
+    code = f"import importlib, json, sys; importlib.import_module({module!r}); print(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    leaked = sorted({name.split(".")[0] for name in json.loads(out)} & set(EDGE_ONLY))
+    assert leaked == [], f"{module} pulls in {leaked}"

@@ -1,0 +1,1 @@
+"""The AdmissionReview edge of the core: wire model, answers and pure handlers (no Flask)."""

@@ -1,0 +1,89 @@
+"""The pure admission handlers: a parsed :class:`Request` in, an :class:`Answer` out. No Flask.
+
+``handle_validate`` wraps ``validate_object``; ``handle_mutate`` wraps ``mutate_object``. Both
+return the ``response`` part plus a bounded ``outcome`` word that logs and metrics use.
+Exceptions from the core are not caught here: the HTTP edge turns them into
+:func:`internal_error` for that review only and logs the stack trace.
+
+Internal errors answer HTTP 200 with ``allowed: false``, code 500, reason ``InternalError``
+(controller-runtime's ``Errored(500)``, as Kueue does). A *returned* answer is final for the
+apiserver, so this fails closed whatever the configuration's ``failurePolicy``: a bug must
+not let an object that wasp would deny through silently, and the message names wasp, so the
+user sees which webhook failed instead of a timeout.
+"""
+
+from __future__ import annotations
+
+import typing as t
+from dataclasses import dataclass
+
+from webhook.admission.response import allowed, denied, errored, patched
+from webhook.result import Status
+from webhook.validating import validate_object
+
+if t.TYPE_CHECKING:
+    from webhook.admission.review import AdmissionResponse, Request
+    from webhook.policy import PolicySet
+
+__all__ = ["Answer", "Outcome", "handle_mutate", "handle_validate", "internal_error"]
+
+Outcome = t.Literal["allowed", "skipped", "denied", "patched", "malformed", "error"]
+
+# Only these operations change an object; DELETE and CONNECT are allowed untouched (the
+# webhook configurations do not even register them, this is defence in depth).
+_WRITES: t.Final = frozenset({"CREATE", "UPDATE"})
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """``response`` goes on the wire; ``outcome`` and ``causes`` (field-error count) go to
+    logs and metrics only."""
+
+    response: AdmissionResponse
+    outcome: Outcome
+    causes: int = 0
+
+
+def handle_validate(request: Request, policies: PolicySet) -> Answer:
+    """Judge ``request.object`` (against ``request.old_object`` on UPDATE).
+
+    dryRun changes nothing: the verdict is the same, which is what ``sideEffects: None`` promises.
+    """
+    uid = request.uid
+    if request.operation not in _WRITES:
+        return Answer(allowed(uid), "skipped")
+    old = request.old_object if request.operation == "UPDATE" else None
+    result = validate_object(request.object, old, policies=policies)
+    if result.status is Status.SKIPPED:
+        return Answer(allowed(uid), "skipped")
+    if result.status is Status.ERROR:
+        # The review was well formed but its object cannot be judged (e.g. null on CREATE).
+        return Answer(errored(uid, 400, f"request.object cannot be judged: {result.reason}"), "malformed")
+    if result.status is Status.INVALID:
+        return Answer(denied(uid, result.errors, result.warnings), "denied", len(result.errors))
+    return Answer(allowed(uid, result.warnings), "allowed")
+
+
+def handle_mutate(request: Request, policies: PolicySet) -> Answer:
+    """Default governed objects and stamp Pods' schedulingGroup (both inside ``mutate_object``).
+
+    Never denies an object: an empty patch answers with neither ``patch`` nor ``patchType``.
+    """
+    # Imported here so that the validating path never depends on the mutating core.
+    from webhook.mutating import mutate_object
+    from webhook.patch import encode_patch
+
+    uid = request.uid
+    if request.operation not in _WRITES or request.object is None:
+        return Answer(allowed(uid), "skipped")
+    old = request.old_object if request.operation == "UPDATE" else None
+    mutation = mutate_object(request.object, policies, operation=request.operation, old_obj=old)
+    if mutation.patch:
+        return Answer(patched(uid, encode_patch(mutation.patch), mutation.warnings), "patched")
+    return Answer(allowed(uid, mutation.warnings), "allowed")
+
+
+def internal_error(uid: str) -> Answer:
+    """The answer for a review whose handler raised; details stay in the server log."""
+    message = "internal error in the wasp webhook while handling this request; see the webhook's logs"
+    return Answer(errored(uid, 500, message), "error")

@@ -1,0 +1,84 @@
+"""Building AdmissionReview answers: allowed, denied, patched, errored (spec admission.md §2).
+
+Every answer echoes the request uid inside an ``admission.k8s.io/v1`` ``AdmissionReview``.
+Denials use the controller-runtime ``Denied`` shape (code 403, reason ``Forbidden``), so
+kubectl prints ``Error from server (Forbidden): … admission webhook "<name>" denied the
+request: <aggregate message>`` (§5) and ``details.causes`` carries one cause per field error.
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+from webhook.admission.review import API_VERSION, KIND, AdmissionResponse, AdmissionReview, Status
+from webhook.field import FieldError, aggregate
+
+__all__ = ["allowed", "denied", "errored", "limit_warnings", "patched", "review"]
+
+# The apiserver keeps at most 4096 runes of warning text per request and shortens beyond
+# that (§2.4); staying inside both limits ourselves means what we send is what users see.
+WARNINGS_TOTAL_RUNES: t.Final = 4096
+WARNING_RUNES: t.Final = 256
+
+_REASONS: t.Final = {
+    400: "BadRequest",
+    403: "Forbidden",
+    413: "RequestEntityTooLarge",
+    500: "InternalError",
+}
+
+
+def limit_warnings(warnings: t.Iterable[str]) -> list[str]:
+    """Each warning cut to 256 runes (Python ``str`` length counts runes); once the total
+    would pass 4096 runes the rest are dropped. Empty warnings are dropped; order is kept."""
+    kept: list[str] = []
+    total = 0
+    for text in warnings:
+        if not text:
+            continue
+        if len(text) > WARNING_RUNES:
+            text = text[: WARNING_RUNES - 1] + "…"
+        if total + len(text) > WARNINGS_TOTAL_RUNES:
+            break
+        kept.append(text)
+        total += len(text)
+    return kept
+
+
+def _with_warnings(response: AdmissionResponse, warnings: t.Iterable[str]) -> AdmissionResponse:
+    if limited := limit_warnings(warnings):
+        response["warnings"] = limited
+    return response
+
+
+def allowed(uid: str, warnings: t.Iterable[str] = ()) -> AdmissionResponse:
+    return _with_warnings({"uid": uid, "allowed": True}, warnings)
+
+
+def patched(uid: str, patch: str, warnings: t.Iterable[str] = ()) -> AdmissionResponse:
+    """Allowed with a base64 JSON Patch; ``patch`` and ``patchType`` always travel together."""
+    return _with_warnings({"uid": uid, "allowed": True, "patch": patch, "patchType": "JSONPatch"}, warnings)
+
+
+def denied(uid: str, errors: t.Sequence[FieldError], warnings: t.Iterable[str] = ()) -> AdmissionResponse:
+    """403 Forbidden with the apimachinery aggregate message and one cause per error."""
+    status: Status = {
+        "code": 403,
+        "reason": "Forbidden",
+        "message": aggregate(errors),
+        "details": {
+            "causes": [{"type": e.type.value, "field": str(e.field), "message": e.body()} for e in errors]
+        },
+    }
+    return _with_warnings({"uid": uid, "allowed": False, "status": status}, warnings)
+
+
+def errored(uid: str, code: int, message: str) -> AdmissionResponse:
+    """Not allowed, with ``code`` and its reason: 400/413 for a bad request, 500 for a bug."""
+    status: Status = {"code": code, "reason": _REASONS.get(code, "InternalError"), "message": message}
+    return {"uid": uid, "allowed": False, "status": status}
+
+
+def review(response: AdmissionResponse) -> AdmissionReview:
+    """The envelope: always v1, since wasp registers ``admissionReviewVersions: [v1]`` only."""
+    return {"apiVersion": API_VERSION, "kind": KIND, "response": response}

@@ -1,0 +1,218 @@
+"""The AdmissionReview v1 wire model and ``parse_review`` (spec admission.md §1–§2).
+
+Typed edges (style rule 9): the review is modelled with ``TypedDict``/``Literal`` only, no
+validation library. ``parse_review`` checks exactly what wasp relies on and turns anything
+else into :class:`MalformedReview`, which carries the HTTP code (400/413) and, when it was
+readable, the request uid so the answer can still echo it.
+"""
+
+from __future__ import annotations
+
+import typing as t
+from dataclasses import dataclass
+
+import orjson
+
+from webhook.errors import WaspError
+
+__all__ = [
+    "API_VERSION",
+    "KIND",
+    "MAX_BODY_BYTES",
+    "AdmissionRequest",
+    "AdmissionResponse",
+    "AdmissionReview",
+    "MalformedReview",
+    "Operation",
+    "Request",
+    "parse_review",
+]
+
+API_VERSION: t.Final = "admission.k8s.io/v1"
+KIND: t.Final = "AdmissionReview"
+# controller-runtime's limit (the apiserver's own request cap is 3 MiB of object plus
+# envelope, so 7 MiB never rejects a real review).
+MAX_BODY_BYTES: t.Final = 7 * 1024 * 1024
+
+Operation = t.Literal["CREATE", "UPDATE", "DELETE", "CONNECT"]
+OPERATIONS: t.Final[frozenset[str]] = frozenset(t.get_args(Operation))
+
+
+class GroupVersionKind(t.TypedDict):
+    group: str
+    version: str
+    kind: str
+
+
+class GroupVersionResource(t.TypedDict):
+    group: str
+    version: str
+    resource: str
+
+
+class UserInfo(t.TypedDict, total=False):
+    username: str
+    uid: str
+    groups: list[str]
+    extra: dict[str, list[str]]
+
+
+class AdmissionRequest(t.TypedDict, total=False):
+    uid: t.Required[str]
+    kind: t.Required[GroupVersionKind]
+    resource: GroupVersionResource
+    subResource: str
+    requestKind: GroupVersionKind
+    requestResource: GroupVersionResource
+    requestSubResource: str
+    name: str
+    namespace: str
+    operation: t.Required[Operation]
+    userInfo: UserInfo
+    object: dict[str, t.Any] | None
+    oldObject: dict[str, t.Any] | None
+    dryRun: bool
+    options: dict[str, t.Any] | None
+
+
+class StatusCause(t.TypedDict):
+    type: str
+    field: str
+    message: str
+
+
+class StatusDetails(t.TypedDict, total=False):
+    causes: list[StatusCause]
+
+
+class Status(t.TypedDict, total=False):
+    """``metav1.Status``: read by the apiserver only when ``allowed`` is false (§2.2)."""
+
+    code: int
+    reason: str
+    message: str
+    details: StatusDetails
+
+
+class AdmissionResponse(t.TypedDict, total=False):
+    uid: t.Required[str]
+    allowed: t.Required[bool]
+    status: Status
+    patch: str  # base64 of an RFC 6902 document; always together with patchType (§2.3)
+    patchType: t.Literal["JSONPatch"]
+    warnings: list[str]
+    auditAnnotations: dict[str, str]
+
+
+class AdmissionReview(t.TypedDict, total=False):
+    apiVersion: t.Required[str]
+    kind: t.Required[str]
+    request: AdmissionRequest
+    response: AdmissionResponse
+
+
+class MalformedReview(WaspError):
+    """The body is not an AdmissionReview wasp can answer (style rule 5: a request error).
+
+    ``code`` is the HTTP status (400, or 413 for an oversized body); ``uid`` is the request
+    uid when it could be read, else ``""``.
+    """
+
+    http_status = 400
+
+    def __init__(self, message: str, *, code: int = 400, uid: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.uid = uid
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """The parts of ``request`` the handlers read; ``raw`` is the decoded request itself.
+
+    ``object``/``old_object`` are ``None`` when absent or null (``old_object`` on CREATE,
+    ``object`` on DELETE).
+    """
+
+    uid: str
+    kind: GroupVersionKind
+    operation: Operation
+    name: str
+    namespace: str
+    object: dict[str, t.Any] | None
+    old_object: dict[str, t.Any] | None
+    dry_run: bool
+    raw: AdmissionRequest
+
+    @property
+    def api_version(self) -> str:
+        """``group/version`` of ``kind`` (just ``version`` for the core group)."""
+        group, version = self.kind["group"], self.kind["version"]
+        return f"{group}/{version}" if group else version
+
+
+def _object(request: t.Mapping[str, t.Any], key: str, uid: str) -> dict[str, t.Any] | None:
+    value = request.get(key)
+    if value is None or isinstance(value, dict):
+        return value
+    raise MalformedReview(f"request.{key} must be an object or null, not {_json_type(value)}", uid=uid)
+
+
+def _json_type(value: object) -> str:
+    names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean", int: "a number"}
+    return names.get(type(value), "a number" if isinstance(value, float) else "null")
+
+
+def parse_review(body: bytes) -> Request:
+    """Decode and check an AdmissionReview v1 request body; raise :class:`MalformedReview`.
+
+    Checks: JSON object, ``apiVersion``/``kind`` of the review, a ``request`` with a non-empty
+    string ``uid``, a ``kind`` GVK, a known ``operation`` and object-or-null ``object``/
+    ``oldObject``. Nothing inside the objects is checked here: that is the core's job.
+    """
+    if not body.strip():
+        raise MalformedReview("request body is empty; expected an AdmissionReview")
+    try:
+        review = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise MalformedReview(f"request body is not valid JSON: {exc}") from None
+    if not isinstance(review, dict):
+        raise MalformedReview(
+            f"request body must be a JSON object (an AdmissionReview), not {_json_type(review)}"
+        )
+    request = review.get("request")
+    uid = request.get("uid") if isinstance(request, dict) else None
+    uid = uid if isinstance(uid, str) else ""
+    if review.get("apiVersion") != API_VERSION or review.get("kind") != KIND:
+        raise MalformedReview(
+            f"expected apiVersion {API_VERSION!r} and kind {KIND!r}, got {review.get('apiVersion')!r} and "
+            f"{review.get('kind')!r}; register the webhook with admissionReviewVersions: [v1]",
+            uid=uid,
+        )
+    if not isinstance(request, dict):
+        raise MalformedReview("the AdmissionReview has no request object")
+    if not uid:
+        raise MalformedReview("request.uid is missing or empty; the apiserver always sets it")
+    gvk = request.get("kind")
+    if not isinstance(gvk, dict) or not all(
+        isinstance(gvk.get(k), str) for k in ("group", "version", "kind")
+    ):
+        raise MalformedReview("request.kind must be an object with string group, version and kind", uid=uid)
+    operation = request.get("operation")
+    if operation not in OPERATIONS:
+        raise MalformedReview(
+            f"request.operation {operation!r} is not one of {', '.join(sorted(OPERATIONS))}", uid=uid
+        )
+    name, namespace = request.get("name", ""), request.get("namespace", "")
+    return Request(
+        uid=uid,
+        kind=GroupVersionKind(group=gvk["group"], version=gvk["version"], kind=gvk["kind"]),
+        operation=t.cast(Operation, operation),
+        name=name if isinstance(name, str) else "",
+        namespace=namespace if isinstance(namespace, str) else "",
+        object=_object(request, "object", uid),
+        old_object=_object(request, "oldObject", uid),
+        dry_run=request.get("dryRun") is True,
+        raw=t.cast(AdmissionRequest, request),
+    )

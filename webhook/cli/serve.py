@@ -1,0 +1,233 @@
+"""``wasp serve``: run the admission webhook (gunicorn + Flask over TLS).
+
+The HTTP stack (Flask, gunicorn, prometheus_client) is imported only once the command runs,
+after the private metrics directory exists (prometheus_client reads it at import time).
+Exit codes: 0 after a graceful stop (SIGTERM), 2 when the configuration cannot serve
+(unusable certificate pair, bad policy file, bad flag), with a message and no traceback.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import tempfile
+import typing as t
+from datetime import UTC, datetime
+from pathlib import Path
+
+import click
+import orjson
+
+from webhook.errors import ConfigError
+from webhook.gates import FeatureGates
+
+if t.TYPE_CHECKING:
+    from webhook.settings import Settings
+
+# Every option is also an environment variable via ``auto_envvar_prefix="WASP"``
+# (WASP_SERVE_CERT_FILE, ...); show_envvar prints the name in --help. --policies takes a
+# whitespace-separated list from its variable.
+_option = functools.partial(click.option, show_envvar=True)
+_file = click.Path(dir_okay=False, path_type=Path)
+
+EXAMPLE_REVIEW: t.Final = "example-review.json"
+
+
+class CannotServe(click.ClickException):
+    exit_code = 2
+
+
+def _gates(ctx: click.Context, param: click.Parameter, value: str) -> FeatureGates:
+    try:
+        return FeatureGates.parse(value or "")
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+def example_review() -> dict[str, t.Any]:
+    """A Job CREATE review that wasp denies (gang minCount 10 > parallelism 8): the dev demo."""
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "train", "namespace": "default"},
+        "spec": {
+            "parallelism": 8,
+            "completions": 8,
+            "completionMode": "Indexed",
+            "scheduling": {"schedulingPolicy": {"gang": {"minCount": 10}}},
+            "template": {
+                "spec": {"restartPolicy": "Never", "containers": [{"name": "trainer", "image": "busybox"}]}
+            },
+        },
+    }
+    return {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": "00000000-0000-0000-0000-000000000001",
+            "kind": {"group": "batch", "version": "v1", "kind": "Job"},
+            "resource": {"group": "batch", "version": "v1", "resource": "jobs"},
+            "requestKind": {"group": "batch", "version": "v1", "kind": "Job"},
+            "requestResource": {"group": "batch", "version": "v1", "resource": "jobs"},
+            "name": "train",
+            "namespace": "default",
+            "operation": "CREATE",
+            "userInfo": {"username": "dev", "groups": ["system:authenticated"]},
+            "object": job,
+            "oldObject": None,
+            "dryRun": False,
+            "options": {"apiVersion": "meta.k8s.io/v1", "kind": "CreateOptions"},
+        },
+    }
+
+
+def _dev_certs(state_dir: Path) -> tuple[Path, Path, Path]:
+    from webhook.certs import ensure_dev_certs
+
+    dev = ensure_dev_certs(state_dir, now=datetime.now(UTC))
+    verb = "created" if dev.created else "reusing"
+    click.echo(f"wasp: {verb} development certificates in {state_dir} (CA: {dev.ca_file})", err=True)
+    example = state_dir / EXAMPLE_REVIEW
+    example.write_bytes(orjson.dumps(example_review(), option=orjson.OPT_INDENT_2) + b"\n")
+    return dev.ca_file, dev.cert_file, dev.key_file
+
+
+@click.command()
+@_option(
+    "--dev", is_flag=True, help="Serve on 127.0.0.1 with a local CA and certificate kept in --state-dir."
+)
+@_option(
+    "--state-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path(".wasp-dev"),
+    show_default=True,
+    help="Where --dev keeps ca.crt, tls.crt, tls.key and an example review.",
+)
+@_option(
+    "--cert-file", type=_file, help="Serving certificate (PEM, leaf first), e.g. a mounted Secret's tls.crt."
+)
+@_option("--key-file", type=_file, help="Its private key (PEM), e.g. tls.key.")
+@_option(
+    "--client-ca-file",
+    type=_file,
+    help="Require client certificates signed by this CA (the apiserver's webhook client certificate).",
+)
+@_option(
+    "--policies",
+    "policy_dirs",
+    type=click.Path(exists=True, path_type=Path),
+    multiple=True,
+    help="Policy file or directory; repeatable. Loaded after the built-in policies.",
+)
+@_option(
+    "--builtin-policies/--no-builtin-policies",
+    default=True,
+    show_default=True,
+    help="Load the policies shipped with wasp (batch Job and CronJob).",
+)
+@_option(
+    "--feature-gates",
+    "gates",
+    default="",
+    callback=_gates,
+    metavar="GATE=BOOL,...",
+    help="Feature gates the cluster runs with, apiserver syntax.",
+)
+@_option(
+    "--bind-address", default=None, help="Address to listen on.  [default: 0.0.0.0; 127.0.0.1 with --dev]"
+)
+@_option(
+    "--port", type=click.IntRange(1, 65535), default=8443, show_default=True, help="HTTPS port for reviews."
+)
+@_option(
+    "--metrics-port",
+    type=click.IntRange(1, 65535),
+    default=8080,
+    show_default=True,
+    help="Plain-HTTP port for /metrics, /healthz and /readyz.",
+)
+@_option("--workers", type=click.IntRange(1), default=2, show_default=True, help="Worker processes.")
+@_option("--threads", type=click.IntRange(1), default=4, show_default=True, help="Threads per worker.")
+@_option(
+    "--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default="info", show_default=True
+)
+def serve(
+    dev: bool,
+    state_dir: Path,
+    cert_file: Path | None,
+    key_file: Path | None,
+    client_ca_file: Path | None,
+    policy_dirs: tuple[Path, ...],
+    builtin_policies: bool,
+    gates: FeatureGates,
+    bind_address: str | None,
+    port: int,
+    metrics_port: int,
+    workers: int,
+    threads: int,
+    log_level: str,
+) -> None:
+    """Serve POST /validate and /mutate over HTTPS, probes and metrics over plain HTTP.
+
+    \b
+    Local:      wasp serve --dev
+    Production: wasp serve --cert-file /certs/tls.crt --key-file /certs/tls.key --policies /policies
+
+    A certificate pair replaced on disk is picked up within seconds without a restart; a
+    replacement that cannot serve is refused and the old pair keeps serving. SIGTERM
+    finishes in-flight reviews and exits 0. Exit code 2: the configuration cannot serve.
+    """
+    from webhook.settings import Settings
+
+    ca_file = None
+    if dev:
+        if cert_file or key_file:
+            raise click.UsageError("--dev generates its own certificate; drop --cert-file/--key-file")
+        ca_file, cert_file, key_file = _dev_certs(state_dir)
+        bind_address = bind_address or "127.0.0.1"
+    elif cert_file is None or key_file is None:
+        raise click.UsageError(
+            "--cert-file and --key-file are required (or use --dev for local certificates)"
+        )
+    settings = Settings(
+        cert_file=cert_file, key_file=key_file, client_ca_file=client_ca_file, policy_dirs=policy_dirs,
+        builtin_policies=builtin_policies, gates=gates, bind_address=bind_address or "0.0.0.0", port=port,
+        metrics_port=metrics_port, workers=workers, threads=threads, log_level=log_level,
+    )  # fmt: skip
+    try:
+        settings.check()
+    except ConfigError as exc:
+        raise CannotServe(str(exc)) from None
+    if dev and ca_file is not None:
+        example = state_dir / EXAMPLE_REVIEW
+        click.echo(
+            f"wasp: serving {settings.serving_url}; metrics on http://{settings.probe_host}:{metrics_port}/metrics"
+        )
+        click.echo(
+            f"curl --cacert {ca_file} -H 'Content-Type: application/json' "
+            f"--data-binary @{example} {settings.serving_url}/validate"
+        )
+    _run(settings)
+
+
+def _run(settings: Settings) -> None:
+    # A private multiprocess directory: samples of an earlier run (or another instance)
+    # must never be merged into ours. Set before prometheus_client is first imported.
+    metrics_dir = tempfile.mkdtemp(prefix="wasp-metrics-")
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
+    try:
+        from webhook.app import create_app
+        from webhook.policy import PolicySet
+        from webhook.server import WaspServer
+
+        try:
+            policies = PolicySet.load(
+                settings.policy_dirs, builtin=settings.builtin_policies, gates=settings.gates
+            )
+        except ConfigError as exc:
+            raise CannotServe(str(exc)) from None
+        app = create_app(settings, policies=policies)
+        WaspServer(settings, app).run()
+    finally:
+        shutil.rmtree(metrics_dir, ignore_errors=True)
