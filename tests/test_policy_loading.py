@@ -40,7 +40,9 @@ def test_a_repeated_key_in_a_policy_file_is_an_error_naming_the_file(tmp_path: P
         "v1alpha3 CompositePodGroup is judged",
     ],
 )
-def test_scheduling_objects_are_judged_only_in_served_versions(api_version: str, kind: str, status: Status) -> None:
+def test_scheduling_objects_are_judged_only_in_served_versions(
+    api_version: str, kind: str, status: Status
+) -> None:
     obj = {"apiVersion": api_version, "kind": kind, "metadata": {"name": "x"}, "spec": {}}
     assert validate_object(obj, policies=BUILTIN).status is status
 

@@ -22,7 +22,7 @@ from webhook import metrics
 from webhook.admission.handler import Answer, handle_mutate, handle_validate, internal_error
 from webhook.admission.response import errored, review
 from webhook.admission.review import MalformedReview, Request, parse_review
-from webhook.logs import REVIEW_LOGGER
+from webhook.logs import REVIEW_LOGGER, ReviewLog
 from webhook.policy import PolicySet
 from webhook.scheduling_objects import VALIDATORS
 from webhook.tls import CertReloader, LoadedPair
@@ -33,6 +33,7 @@ if t.TYPE_CHECKING:
 __all__ = ["WaspState", "create_app", "state_of"]
 
 log = logging.getLogger(REVIEW_LOGGER)
+REVIEW_LINES: t.Final = ReviewLog(log)
 
 Handler = t.Callable[[Request, PolicySet], Answer]
 _JSON: t.Final = "application/json"
@@ -123,9 +124,12 @@ def _read_body(limit: int) -> bytes:
     declared = request.content_length
     if declared is not None and declared > limit:
         raise MalformedReview(f"request body is {declared} bytes; the limit is {limit}", code=413)
+    stream = request.stream
+    if declared is not None:
+        # The common case (the apiserver always sends Content-Length): one read.
+        return stream.read(declared)
     chunks: list[bytes] = []
     total = 0
-    stream = request.stream
     while chunk := stream.read(min(_READ_CHUNK, limit + 1 - total)):
         chunks.append(chunk)
         total += len(chunk)
@@ -200,9 +204,8 @@ def _record(state: WaspState, endpoint: str, parsed: Request | None, answer: Ans
     if parsed is not None:
         kind = parsed.kind["kind"] if parsed.kind["kind"] in state.known_kinds else "other"
         operation = parsed.operation
-    metrics.REQUESTS.labels(endpoint, kind, operation, answer.outcome).inc()
-    metrics.LATENCY.labels(endpoint).observe(elapsed)
-    if log.isEnabledFor(logging.INFO):
+    metrics.observe_review(endpoint, kind, operation, answer.outcome, elapsed)
+    if REVIEW_LINES.enabled():
         fields = _identity(endpoint, parsed)
         fields["outcome"] = answer.outcome
         fields["pid"] = os.getpid()  # which worker: load spread shows in the logs too
@@ -215,4 +218,4 @@ def _record(state: WaspState, endpoint: str, parsed: Request | None, answer: Ans
                 fields["error"] = status.get("message")
         if answer.causes:
             fields["causes"] = answer.causes
-        log.info("review", extra={"fields": fields})
+        REVIEW_LINES.write(fields)

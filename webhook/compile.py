@@ -54,7 +54,7 @@ def controller_reference(obj: t.Mapping[str, t.Any], uid: str) -> Json:
     return {
         "apiVersion": obj.get("apiVersion", ""),
         "kind": obj.get("kind", ""),
-        "name": metadata.get("name", "") if isinstance(metadata, t.Mapping) else "",
+        "name": metadata.get("name", "") if isinstance(metadata, dict) else "",
         "uid": uid,
         "controller": True,
         "blockOwnerDeletion": True,
@@ -84,8 +84,8 @@ def compile_object(policy: Policy, obj: t.Mapping[str, t.Any], *, uid: str) -> C
     needs the Workload's UID, which exists once the apiserver has created it.
     """
     metadata = obj.get("metadata") or {}
-    name = metadata.get("name", "") if isinstance(metadata, t.Mapping) else ""
-    namespace = metadata.get("namespace", "") if isinstance(metadata, t.Mapping) else ""
+    name = metadata.get("name", "") if isinstance(metadata, dict) else ""
+    namespace = metadata.get("namespace", "") if isinstance(metadata, dict) else ""
     if not isinstance(name, str) or not name:
         raise BuildError("the object has no metadata.name, so its Workload cannot be named")
     tree, problems = build_tree(policy, obj)

@@ -172,7 +172,7 @@ class _Run:
 
     def node(self, node: ObjectNode, rules: list[tuple[int, DefaultRule]]) -> None:
         current_block = get_path(self.current, node.path)
-        if current_block is not None and not isinstance(current_block, t.Mapping):
+        if current_block is not None and not isinstance(current_block, dict):
             return  # malformed block: the validator reports it; nothing sensible to fill
         block: t.Mapping[str, t.Any] = current_block if current_block is not None else {}
         if not any(_unset(block, m) for _, r in rules for m in r.values):
@@ -208,7 +208,7 @@ def default_object(
     objects come back unchanged (malformed ones with a warning). Never raises on bad input.
     """
     del old_obj  # defaults apply on CREATE only; see the module docstring
-    if operation != "CREATE" or not isinstance(obj, t.Mapping):
+    if operation != "CREATE" or not isinstance(obj, dict):
         return Defaulted(obj)
     policy = policies.for_object(obj)
     if policy is None or not policy.defaults:

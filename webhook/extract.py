@@ -31,7 +31,7 @@ def get_path(value: object, path: FieldPath) -> object:
             current = current[seg]
         else:
             name = seg.name if isinstance(seg, Key) else seg
-            if not isinstance(current, t.Mapping):
+            if not isinstance(current, dict):
                 return None
             current = current.get(name)
         if current is None:
@@ -81,7 +81,7 @@ class _Builder:
         self.policy = policy
         self.obj = obj
         metadata = obj.get("metadata")
-        name = metadata.get("name") if isinstance(metadata, t.Mapping) else None
+        name = metadata.get("name") if isinstance(metadata, dict) else None
         self.name = name if isinstance(name, str) else ""
         self.errors: list[FieldError] = []
 
@@ -100,7 +100,7 @@ class _Builder:
                     return None
                 current = current[seg] if seg < len(current) else None
             else:
-                if not isinstance(current, t.Mapping):
+                if not isinstance(current, dict):
                     self.errors.append(type_invalid(walked, current, "must be of type object"))
                     return None
                 current = current.get(seg.name if isinstance(seg, Key) else seg)
@@ -175,7 +175,7 @@ class _Builder:
         nodes = []
         for i, element in enumerate(elements[: MAX_TEMPLATES_PER_LIST * 4]):
             element_path = list_path.index(i)
-            if not isinstance(element, t.Mapping):
+            if not isinstance(element, dict):
                 self.errors.append(type_invalid(element_path, element, "must be of type object"))
                 continue
             key = None
@@ -197,7 +197,7 @@ class _Builder:
             value = get_path(node.context, spec.priority_class_name_from)
             priority = value if isinstance(value, str) else ""
         default = SchedulingConfig(policy=SchedulingPolicy.of_basic(), priority_class_name=priority)
-        block = node.block if isinstance(node.block, t.Mapping) else None
+        block = node.block if isinstance(node.block, dict) else None
         callbacks: list[t.Callable[[SchedulingConfig], None]] = []
         if spec.composite:
             inp = WorkloadInput.from_composite(block)

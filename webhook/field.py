@@ -9,10 +9,10 @@ text kubectl users read in a denial.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import json
 import typing as t
-import dataclasses
 from dataclasses import dataclass
 
 __all__ = [

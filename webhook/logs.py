@@ -8,12 +8,14 @@ become top-level keys. gunicorn's own loggers are routed through it too (see
 from __future__ import annotations
 
 import logging
+import threading
+import time
 import typing as t
 from datetime import UTC, datetime
 
 import orjson
 
-__all__ = ["JsonFormatter", "REVIEW_LOGGER", "logging_config"]
+__all__ = ["JsonFormatter", "REVIEW_LOGGER", "ReviewLog", "logging_config"]
 
 REVIEW_LOGGER: t.Final = "wasp.review"
 
@@ -63,3 +65,56 @@ def logging_config(level: str) -> dict[str, t.Any]:
             "wasp": {"level": level, "handlers": ["console"], "propagate": False},
         },
     }
+
+
+class ReviewLog:
+    """Writes the one-per-review line in :class:`JsonFormatter`'s format, straight to the stream.
+
+    Going through ``logging`` (record, formatter, handler) costs ~35 µs per line, a fifth of a
+    whole review; this writer produces the same line for a few µs. It honours the level of
+    the ``wasp.review`` logger and writes to the stream of the first ``StreamHandler`` on its
+    way to the root, so ``logging_config`` (or a test's configuration) still decides where
+    lines go. Without such a handler it falls back to ordinary logging.
+    """
+
+    def __init__(self, logger: logging.Logger) -> None:
+        self.logger = logger
+        self._lock = threading.Lock()
+        self._second = -1
+        self._prefix = ""
+
+    def enabled(self) -> bool:
+        return self.logger.isEnabledFor(logging.INFO)
+
+    def _stream(self) -> t.TextIO | None:
+        current: logging.Logger | None = self.logger
+        while current is not None:
+            for handler in current.handlers:
+                if isinstance(handler, logging.StreamHandler) and isinstance(
+                    handler.formatter, JsonFormatter
+                ):
+                    return t.cast(t.TextIO, handler.stream)
+            current = current.parent if current.propagate else None
+        return None
+
+    def _timestamp(self, now: float) -> str:
+        second = int(now)
+        if second != self._second:  # formatting the date is the slow part; once a second
+            self._prefix = datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+            self._second = second
+        return f"{self._prefix}.{int((now - second) * 1000):03d}+00:00"
+
+    def write(self, fields: dict[str, object]) -> None:
+        stream = self._stream()
+        if stream is None:
+            self.logger.info("review", extra={"fields": fields})
+            return
+        with self._lock:
+            entry: dict[str, object] = {
+                "time": self._timestamp(time.time()),
+                "level": "info",
+                "logger": self.logger.name,
+                "msg": "review",
+            }
+            entry.update(fields)
+            stream.write(orjson.dumps(entry, default=str).decode() + "\n")

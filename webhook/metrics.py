@@ -76,6 +76,24 @@ CERT_EXPIRY = Gauge(
 )
 
 
+# ``labels()`` validates and locks on every call; the label sets are few, so keep the children.
+_REQUEST_CHILDREN: dict[tuple[str, str, str, str], t.Any] = {}
+_LATENCY_CHILDREN: dict[str, t.Any] = {}
+
+
+def observe_review(endpoint: str, kind: str, operation: str, outcome: str, seconds: float) -> None:
+    """Count one answered review and record its latency."""
+    key = (endpoint, kind, operation, outcome)
+    counter = _REQUEST_CHILDREN.get(key)
+    if counter is None:
+        counter = _REQUEST_CHILDREN.setdefault(key, REQUESTS.labels(*key))
+    counter.inc()
+    histogram = _LATENCY_CHILDREN.get(endpoint)
+    if histogram is None:
+        histogram = _LATENCY_CHILDREN.setdefault(endpoint, LATENCY.labels(endpoint))
+    histogram.observe(seconds)
+
+
 def exposition() -> tuple[bytes, str]:
     """The text exposition of every worker's samples (or this process's), and its content type."""
     from prometheus_client import generate_latest

@@ -46,7 +46,7 @@ def mutate_object(obj: object, policies: PolicySet, *, operation: str, old_obj: 
     defaulting step, which does not read it. Malformed input gives no patch and, when
     there is anything to say, a warning; it never raises.
     """
-    if not isinstance(obj, t.Mapping):
+    if not isinstance(obj, dict):
         return Mutation(obj, [], (f"not a Kubernetes object: a {type(obj).__name__}, not a mapping",))
     if operation != "CREATE":
         return Mutation(obj)  # every block wasp writes is frozen (or NoSet) once created

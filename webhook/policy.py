@@ -193,7 +193,9 @@ class _Loader:
         if doc.get("minCountDefault", "podCount") == "podCount" and not composite and pod_count is None:
             self.fail(f"{location}.minCountDefault", "minCountDefault: podCount needs podCount")
         if "podLabel" in doc and item_key is None:
-            self.fail(f"{location}.podLabel", "podLabel selects an element by its key: set forEach and itemKey")
+            self.fail(
+                f"{location}.podLabel", "podLabel selects an element by its key: set forEach and itemKey"
+            )
         children = tuple(
             self.node(child, f"{location}.children[{i}]", in_for_each=in_for_each or for_each is not None)
             for i, child in enumerate(children_docs)
@@ -214,7 +216,8 @@ class _Loader:
                 else None
             ),
             exclusive_with=tuple(
-                self.path(f"{location}.exclusiveWith[{i}]", p) for i, p in enumerate(doc.get("exclusiveWith", []))
+                self.path(f"{location}.exclusiveWith[{i}]", p)
+                for i, p in enumerate(doc.get("exclusiveWith", []))
             ),
             pod_label=doc["podLabel"]["key"] if "podLabel" in doc else None,
             children=children,
@@ -279,10 +282,16 @@ def _parse(source: str, doc: object) -> Policy:
     warnings = []
     for key in ("allowedPolicies", "allowedDisruptionModes"):
         if not spec[key]:
-            warnings.append(f"{source}: spec.{key} is empty: every object of this kind that resolves to a value is denied")
+            warnings.append(
+                f"{source}: spec.{key} is empty: every object of this kind that resolves to a value is denied"
+            )
     stamping = spec.get("stamping", {})
     child_templates = tuple(
-        ChildTemplate(c["apiVersion"], c["kind"], loader.path(f"spec.stamping.childTemplates[{i}].templatePath", c["templatePath"]))
+        ChildTemplate(
+            c["apiVersion"],
+            c["kind"],
+            loader.path(f"spec.stamping.childTemplates[{i}].templatePath", c["templatePath"]),
+        )
         for i, c in enumerate(stamping.get("childTemplates", []))
     )
     if stamping.get("pods", False) or child_templates:
@@ -332,7 +341,10 @@ class _StrictLoader(yaml.SafeLoader):
             key = self.construct_object(key_node, deep=deep)
             if key in seen:
                 raise yaml.constructor.ConstructorError(
-                    "while constructing a mapping", node.start_mark, f"found duplicate key {key!r}", key_node.start_mark
+                    "while constructing a mapping",
+                    node.start_mark,
+                    f"found duplicate key {key!r}",
+                    key_node.start_mark,
                 )
             seen.add(key)
         return super().construct_mapping(node, deep=deep)

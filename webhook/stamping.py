@@ -50,11 +50,11 @@ class Stamped:
 def controller_of(obj: Obj) -> Obj | None:
     """The ownerReference with ``controller: true``, or ``None`` (absent or malformed)."""
     metadata = obj.get("metadata")
-    refs = metadata.get("ownerReferences") if isinstance(metadata, t.Mapping) else None
+    refs = metadata.get("ownerReferences") if isinstance(metadata, dict) else None
     if not isinstance(refs, list):
         return None
     for ref in refs:
-        if isinstance(ref, t.Mapping) and ref.get("controller") is True:
+        if isinstance(ref, dict) and ref.get("controller") is True:
             return ref
     return None
 
@@ -83,9 +83,9 @@ def _labels(*objs: object) -> dict[str, str]:
     """Merged string labels of ``objs``; earlier objects win."""
     out: dict[str, str] = {}
     for obj in reversed(objs):
-        metadata = obj.get("metadata") if isinstance(obj, t.Mapping) else None
-        labels = metadata.get("labels") if isinstance(metadata, t.Mapping) else None
-        if isinstance(labels, t.Mapping):
+        metadata = obj.get("metadata") if isinstance(obj, dict) else None
+        labels = metadata.get("labels") if isinstance(metadata, dict) else None
+        if isinstance(labels, dict):
             out.update((k, v) for k, v in labels.items() if isinstance(k, str) and isinstance(v, str))
     return out
 
@@ -132,7 +132,7 @@ def _group_name(policy: Policy, ref: Obj, labels: t.Mapping[str, str]) -> str:
 
 def _describe(obj: Obj) -> str:
     metadata = obj.get("metadata")
-    name = metadata.get("name") or metadata.get("generateName") if isinstance(metadata, t.Mapping) else None
+    name = metadata.get("name") or metadata.get("generateName") if isinstance(metadata, dict) else None
     return f"{obj.get('kind')} {name or '<unnamed>'}"
 
 
@@ -153,10 +153,10 @@ def _stamp(
 def stamp_pod(pod: object, policies: PolicySet) -> Stamped:
     """Set ``spec.schedulingGroup.podGroupName`` on a core/v1 Pod whose controller is governed
     by a policy with ``stamping.pods: true``; every other input comes back unchanged."""
-    if not isinstance(pod, t.Mapping) or pod.get("apiVersion") != "v1" or pod.get("kind") != "Pod":
+    if not isinstance(pod, dict) or pod.get("apiVersion") != "v1" or pod.get("kind") != "Pod":
         return Stamped(pod)
     spec = pod.get("spec")
-    if not isinstance(spec, t.Mapping) or spec.get("schedulingGroup") is not None:
+    if not isinstance(spec, dict) or spec.get("schedulingGroup") is not None:
         return Stamped(pod)
     ref = controller_of(pod)
     policy = _policy_of(ref, policies) if ref is not None else None
@@ -168,17 +168,15 @@ def stamp_pod(pod: object, policies: PolicySet) -> Stamped:
 def stamp_child(obj: object, policies: PolicySet) -> Stamped:
     """Set ``schedulingGroup.podGroupName`` in the pod template of a child object (e.g. a
     batch/v1 Job) whose controller's policy lists it under ``stamping.childTemplates``."""
-    if not isinstance(obj, t.Mapping):
+    if not isinstance(obj, dict):
         return Stamped(obj)
     found = child_template_of(obj, policies)
     if found is None:
         return Stamped(obj)
     policy, child, ref = found
     template = get_path(obj, child.template_path)
-    template_spec = template.get("spec") if isinstance(template, t.Mapping) else None
-    if not isinstance(template, t.Mapping) or not (
-        template_spec is None or isinstance(template_spec, t.Mapping)
-    ):
+    template_spec = template.get("spec") if isinstance(template, dict) else None
+    if not isinstance(template, dict) or not (template_spec is None or isinstance(template_spec, dict)):
         return Stamped(obj, (f"{_describe(obj)}: not stamped: {child.template_path} is not a pod template",))
     if template_spec is not None and template_spec.get("schedulingGroup") is not None:
         return Stamped(obj)

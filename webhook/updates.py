@@ -29,7 +29,7 @@ _IMMUTABLE = "field is immutable"
 
 def normalize(value: object) -> object:
     """``value`` with null members and empty lists removed, recursively."""
-    if isinstance(value, t.Mapping):
+    if isinstance(value, dict):
         return {k: normalize(v) for k, v in value.items() if v is not None and v != []}
     if isinstance(value, list):
         return [normalize(v) for v in value]
@@ -37,7 +37,7 @@ def normalize(value: object) -> object:
 
 
 def _member(block: object, name: str) -> object:
-    return block.get(name) if isinstance(block, t.Mapping) else None
+    return block.get(name) if isinstance(block, dict) else None
 
 
 def _variant(policy: object) -> frozenset[str]:

@@ -38,14 +38,14 @@ def validate_object(obj: object, old_obj: object = None, *, policies: PolicySet)
     ``old_obj`` is ``None`` on CREATE. The objects are never modified. Never raises on
     malformed input: a non-mapping gives an ``error`` status, bad fields give field errors.
     """
-    if not isinstance(obj, t.Mapping):
+    if not isinstance(obj, dict):
         return Result(Status.ERROR, reason=f"not a Kubernetes object: a {type(obj).__name__}, not a mapping")
     api_version, kind = obj.get("apiVersion"), obj.get("kind")
     if not isinstance(api_version, str) or not isinstance(kind, str) or not api_version or not kind:
         return Result(
             Status.ERROR, reason="not a Kubernetes object: apiVersion and kind are required strings"
         )
-    old = old_obj if isinstance(old_obj, t.Mapping) else None
+    old = old_obj if isinstance(old_obj, dict) else None
     group, _, version = api_version.rpartition("/")
     builtin = scheduling_objects.VALIDATORS.get((group, kind))
     if builtin is not None:
@@ -145,9 +145,9 @@ def _structural_envelopes(tree: ObjectNode, old_tree: ObjectNode | None) -> list
 
 
 def _explicit_count(node: ObjectNode, field: str) -> tuple[FieldPath, int] | None:
-    policy = node.block.get("schedulingPolicy") if isinstance(node.block, t.Mapping) else None
-    gang = policy.get("gang") if isinstance(policy, t.Mapping) else None
-    count = gang.get(field) if isinstance(gang, t.Mapping) else None
+    policy = node.block.get("schedulingPolicy") if isinstance(node.block, dict) else None
+    gang = policy.get("gang") if isinstance(policy, dict) else None
+    count = gang.get(field) if isinstance(gang, dict) else None
     if isinstance(count, int) and not isinstance(count, bool):
         return node.path.child("schedulingPolicy", "gang", field), count
     return None
@@ -229,7 +229,7 @@ def _advice(tree: ObjectNode, gates: FeatureGates, *, any_block: bool) -> list[s
                 f"template name {node.template_name!r} is not a valid DNS label (max 63 characters): "
                 "the Workload for this object cannot be created"
             )
-        block = node.block if isinstance(node.block, t.Mapping) else {}
+        block = node.block if isinstance(node.block, dict) else {}
         # The gate covers PodGroup(Template) constraints only; composite ones are not gated.
         leaf = not node.spec.composite
         if (

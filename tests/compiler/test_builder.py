@@ -642,3 +642,34 @@ def test_property_validate_never_raises_build_raises_only_build_error_inputs_unt
         assert isinstance(workload, dict)
         assert builder.build_workload() is workload
     assert (_inputs(root), _inputs(old), opts.owner) == before
+
+
+def test_config_copy_is_deep_and_equal() -> None:
+    """``SchedulingConfig.copy`` replaces ``copy.deepcopy`` on the hot path; it must stay deep."""
+    import copy
+
+    from webhook.compiler.types import (
+        DisruptionMode,
+        ResourceClaim,
+        SchedulingConfig,
+        SchedulingConstraints,
+        SchedulingPolicy,
+        TopologyConstraint,
+    )
+
+    original = SchedulingConfig(
+        policy=SchedulingPolicy(basic=True, gang=None),
+        constraints=SchedulingConstraints([TopologyConstraint("rack")]),
+        disruption_mode=DisruptionMode(all=True),
+        resource_claims=[ResourceClaim("gpus", None, "tpl")],
+        priority_class_name="high",
+    )
+    clone = original.copy()
+    assert clone == copy.deepcopy(original)
+    assert clone.constraints is not original.constraints
+    assert clone.resource_claims[0] is not original.resource_claims[0]
+    gang = SchedulingConfig(policy=SchedulingPolicy.of_gang(3))
+    gang_clone = gang.copy()
+    assert gang_clone.policy is not None and gang_clone.policy.gang is not None
+    gang_clone.policy.gang.min_count = 9
+    assert gang.policy is not None and gang.policy.gang is not None and gang.policy.gang.min_count == 3

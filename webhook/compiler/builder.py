@@ -31,7 +31,7 @@ Json = dict[str, t.Any]
 
 def resolve(item: WorkloadItem) -> SchedulingConfig:
     """The effective config of ``item``: defaults, then user blocks, then callbacks."""
-    cfg = copy.deepcopy(item.default_config) if item.default_config is not None else SchedulingConfig()
+    cfg = item.default_config.copy() if item.default_config is not None else SchedulingConfig()
     mapped = map_composite(item.input) if item.is_composite else map_leaf(item.input)
     if mapped.policy is not None:
         cfg.policy = mapped.policy

@@ -44,32 +44,32 @@ def _int32(value: object) -> int | None:
 
 def map_policy(value: object, *, count_field: str) -> SchedulingPolicy | None:
     """``{basic: {}}`` / ``{gang: {<count_field>: n}}`` → IR; no member set → ``None``."""
-    if not isinstance(value, t.Mapping):
+    if not isinstance(value, dict):
         return None
     if _member(value, "basic") is not None:
         return SchedulingPolicy.of_basic()
     gang = _member(value, "gang")
     if gang is not None:
-        count = _int32(gang.get(count_field)) if isinstance(gang, t.Mapping) else None
+        count = _int32(gang.get(count_field)) if isinstance(gang, dict) else None
         return SchedulingPolicy.of_gang(count)
     return None
 
 
 def map_constraints(value: object) -> SchedulingConstraints | None:
-    if not isinstance(value, t.Mapping):
+    if not isinstance(value, dict):
         return None
     topology = value.get("topology")
     if not isinstance(topology, list) or not topology:
         return None
     entries = []
     for entry in topology:
-        key = entry.get("key") if isinstance(entry, t.Mapping) else None
+        key = entry.get("key") if isinstance(entry, dict) else None
         entries.append(TopologyConstraint(key if isinstance(key, str) else ""))
     return SchedulingConstraints(entries)
 
 
 def map_disruption_mode(value: object) -> DisruptionMode | None:
-    if not isinstance(value, t.Mapping):
+    if not isinstance(value, dict):
         return None
     if _member(value, "single") is not None:
         return DisruptionMode(single=True)
@@ -87,7 +87,7 @@ def map_resource_claims(value: object) -> list[ResourceClaim]:
         return []
     claims = []
     for item in value:
-        if not isinstance(item, t.Mapping):
+        if not isinstance(item, dict):
             continue
         name = item.get("name")
         claims.append(

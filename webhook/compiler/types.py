@@ -118,6 +118,30 @@ class SchedulingConfig:
     resource_claims: list[ResourceClaim] = field(default_factory=list)
     priority_class_name: str = ""
 
+    def copy(self) -> SchedulingConfig:
+        """A deep copy. Written out because ``copy.deepcopy`` of these dataclasses costs
+        ~50 µs, a quarter of an admission review's budget."""
+        policy = self.policy
+        return SchedulingConfig(
+            policy=None
+            if policy is None
+            else SchedulingPolicy(
+                basic=policy.basic,
+                gang=None if policy.gang is None else GangPolicy(policy.gang.min_count),
+            ),
+            constraints=None
+            if self.constraints is None
+            else SchedulingConstraints([TopologyConstraint(c.key) for c in self.constraints.topology]),
+            disruption_mode=None
+            if self.disruption_mode is None
+            else DisruptionMode(single=self.disruption_mode.single, all=self.disruption_mode.all),
+            resource_claims=[
+                ResourceClaim(c.name, c.resource_claim_name, c.resource_claim_template_name)
+                for c in self.resource_claims
+            ],
+            priority_class_name=self.priority_class_name,
+        )
+
 
 Callback = t.Callable[[SchedulingConfig], None]
 """Adjusts the merged config of one node in place (it only ever sees a private copy)."""
@@ -149,7 +173,7 @@ class WorkloadInput:
     @classmethod
     def from_leaf(cls, scheduling: t.Mapping[str, object] | None) -> WorkloadInput:
         """Slots from a leaf embedding (``{schedulingPolicy, schedulingConstraints, ...}``)."""
-        s = scheduling if isinstance(scheduling, t.Mapping) else {}
+        s = scheduling if isinstance(scheduling, dict) else {}
         return cls(
             policy=Block(("schedulingPolicy",), leaf=s.get("schedulingPolicy")),
             constraints=Block(("schedulingConstraints",), leaf=s.get("schedulingConstraints")),
@@ -160,7 +184,7 @@ class WorkloadInput:
     @classmethod
     def from_composite(cls, scheduling: t.Mapping[str, object] | None) -> WorkloadInput:
         """Slots from a composite embedding (``{schedulingPolicy, schedulingConstraints, disruptionMode}``)."""
-        s = scheduling if isinstance(scheduling, t.Mapping) else {}
+        s = scheduling if isinstance(scheduling, dict) else {}
         return cls(
             policy=Block(("schedulingPolicy",), composite=s.get("schedulingPolicy")),
             constraints=Block(("schedulingConstraints",), composite=s.get("schedulingConstraints")),
