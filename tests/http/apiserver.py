@@ -41,6 +41,8 @@ class StatusError:
     reason: str
     message: str
     causes: tuple[Json, ...] = ()
+    # The webhook's status.details as sent, which the apiserver passes through to the client.
+    details: Json | None = None
 
 
 @dataclass
@@ -175,12 +177,14 @@ class ApiServer:
         code = status.get("code") or 0
         code = 400 if code < 400 else code
         message = status.get("message") or status.get("reason") or "without explanation"
-        causes = tuple((status.get("details") or {}).get("causes") or ())
+        details = status.get("details")
+        causes = tuple((details or {}).get("causes") or ())
         return StatusError(
             code,
             status.get("reason", ""),
             f'admission webhook "{name}" denied the request: {message}',
             causes,
+            details,
         )
 
     def mutate(self, review: Json) -> tuple[Json, list[Json] | None]:
