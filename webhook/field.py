@@ -110,8 +110,14 @@ class FieldPath:
         return FieldPath((*self.segments, Key(k)))
 
     def __truediv__(self, other: FieldPath | t.Iterable[Segment]) -> FieldPath:
-        extra = other.segments if isinstance(other, FieldPath) else tuple(other)
-        return FieldPath(self.segments + extra)
+        if isinstance(other, FieldPath):
+            # Paths are immutable, so joining with an empty path can return the other side.
+            if not self.segments:
+                return other
+            if not other.segments:
+                return self
+            return FieldPath(self.segments + other.segments)
+        return FieldPath(self.segments + tuple(other))
 
     def __str__(self) -> str:
         out: list[str] = []

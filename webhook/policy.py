@@ -17,7 +17,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from webhook.compiler.types import DisruptionKind, PolicyKind
+from webhook.compiler.types import BuildOptions, DisruptionKind, PolicyKind
 from webhook.errors import PolicyError
 from webhook.field import FieldPath
 from webhook.gates import DEFAULT_GATES, KNOWN_GATES, FeatureGates
@@ -118,6 +118,16 @@ class Policy:
     stamp_pods: bool = False
     child_templates: tuple[ChildTemplate, ...] = ()
     warnings: tuple[str, ...] = ()
+    # Derived once: the compiler options every review of this kind uses.
+    build_options: BuildOptions = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        options = BuildOptions(
+            allowed_policies=self.allowed_policies,
+            allowed_disruption_modes=self.allowed_disruption_modes,
+            disable_declarative_validation=not self.declarative_validation,
+        )
+        object.__setattr__(self, "build_options", options)
 
     def node(self, node_id: str) -> NodeSpec | None:
         return next((n for n in self.root.walk() if n.id == node_id), None)

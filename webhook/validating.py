@@ -18,7 +18,6 @@ import typing as t
 from webhook import scheduling_objects
 from webhook.compiler.builder import Builder, resolve
 from webhook.compiler.schema import NO_OLD, BlockType, validate_block
-from webhook.compiler.types import BuildOptions
 from webhook.extract import ObjectNode, build_tree, get_path
 from webhook.field import FieldError, FieldPath, duplicate, forbidden, invalid, required
 from webhook.formats import dns_label
@@ -92,12 +91,8 @@ def validate_governed(
     # reported at the user's fields above.
     buildable = all(n.children for n in tree.walk() if n.spec.composite)
     if buildable and not any(e.origin == "templateName" for e in errors):
-        options = BuildOptions(
-            allowed_policies=policy.allowed_policies,
-            allowed_disruption_modes=policy.allowed_disruption_modes,
-            disable_declarative_validation=not policy.declarative_validation,
-        )
-        errors.extend(Builder(tree.item, options).validate(old_tree.item if old_tree is not None else None))
+        old_root = old_tree.item if old_tree is not None else None
+        errors.extend(Builder(tree.item, policy.build_options).validate(old_root))
     for node in tree.walk():
         errors.extend(_pod_count_bound(node, warnings))
         errors.extend(_unset_gang_count(node))
