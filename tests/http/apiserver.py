@@ -176,15 +176,14 @@ class ApiServer:
         status = response.get("status") or {}
         code = status.get("code") or 0
         code = 400 if code < 400 else code
-        message = status.get("message") or status.get("reason") or "without explanation"
+        message = status.get("message") or status.get("reason")
         details = status.get("details")
         causes = tuple((details or {}).get("causes") or ())
+        # ToStatusErr: "...denied the request: <message>", or "...denied the request without
+        # explanation" (a space, no colon) when there is neither message nor reason.
+        text = f"denied the request: {message}" if message else "denied the request without explanation"
         return StatusError(
-            code,
-            status.get("reason", ""),
-            f'admission webhook "{name}" denied the request: {message}',
-            causes,
-            details,
+            code, status.get("reason", ""), f'admission webhook "{name}" {text}', causes, details
         )
 
     def mutate(self, review: Json) -> tuple[Json, list[Json] | None]:
