@@ -184,3 +184,14 @@ def test_keys_compare_by_name_and_paths_join() -> None:
     assert S / FieldPath.of("x") == S.child("x")
     assert FieldPath() / S is S
     assert invalid(S, 1, "d").with_prefix(FieldPath.of("root")).path == "root.spec.scheduling"
+
+
+def test_omit_survives_copy_and_pickle_as_the_same_object() -> None:
+    """CLI workers pickle results; ``is OMIT`` must still hold on the other side."""
+    import copy
+    import pickle
+
+    err = too_many(S, -1, 4)
+    for clone in (copy.deepcopy(err), pickle.loads(pickle.dumps(err))):
+        assert clone.bad_value is OMIT
+        assert clone.error() == err.error()

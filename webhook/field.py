@@ -15,6 +15,8 @@ import json
 import typing as t
 from dataclasses import dataclass
 
+from webhook.sentinel import Sentinel
+
 __all__ = [
     "Segment",
     "ErrorType",
@@ -180,21 +182,8 @@ _TITLES = {
 _VALUELESS = frozenset({ErrorType.REQUIRED, ErrorType.FORBIDDEN, ErrorType.TOO_LONG, ErrorType.INTERNAL})
 
 
-class _Omit:
-    """Sentinel: the bad value is not rendered (apimachinery's ``omitValue``)."""
-
-    _instance: _Omit | None = None
-
-    def __new__(cls) -> _Omit:
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __repr__(self) -> str:
-        return "OMIT"
-
-
-OMIT: t.Final = _Omit()
+# The bad value is not rendered (apimachinery's ``omitValue``).
+OMIT: t.Final = Sentinel("OMIT", __name__)
 
 
 def go_quote(s: str) -> str:

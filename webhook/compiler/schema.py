@@ -65,6 +65,7 @@ from webhook.field import (
     type_invalid,
 )
 from webhook.formats import FORMAT_CHECKERS
+from webhook.sentinel import Sentinel
 
 __all__ = ["NO_OLD", "BlockType", "block_schema", "schema_document", "validate_block"]
 
@@ -92,21 +93,8 @@ class BlockType(enum.Enum):
     COMPOSITE_SCHEDULING = "CompositeSchedulingConfiguration"
 
 
-class _NoOld:
-    """Sentinel type for :data:`NO_OLD` (a create: there is no old value to ratchet against)."""
-
-    _instance: _NoOld | None = None
-
-    def __new__(cls) -> _NoOld:
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __repr__(self) -> str:
-        return "NO_OLD"
-
-
-NO_OLD: Final = _NoOld()
+# A create: there is no old value to ratchet against.
+NO_OLD: Final = Sentinel("NO_OLD", __name__)
 
 
 # Locations inside a block value: object member names and list indices.

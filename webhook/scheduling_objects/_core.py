@@ -24,6 +24,7 @@ from ..field import (
     type_invalid,
 )
 from ..gates import FeatureGates
+from ..sentinel import Sentinel
 
 __all__ = ["CREATE", "Ctx", "Errors", "Old"]
 
@@ -36,21 +37,8 @@ INT32_MAX: t.Final = 2**31 - 1
 MAX_WALK_DEPTH: t.Final = 16
 
 
-class _Create:
-    """Sentinel for "there is no old value": a create, or an item added on update."""
-
-    _instance: _Create | None = None
-
-    def __new__(cls) -> _Create:
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __repr__(self) -> str:
-        return "CREATE"
-
-
-CREATE: t.Final = _Create()
+# "There is no old value": a create, or an item added on update.
+CREATE: t.Final = Sentinel("CREATE", __name__)
 
 # An old value: ``CREATE`` on create; otherwise the old object's value (``None`` = absent).
 Old = t.Any
