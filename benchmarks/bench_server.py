@@ -248,6 +248,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration", type=float, default=4.0, help="seconds per wrk run (max 10)")
     parser.add_argument("--connections", type=int, default=16)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--serve-null", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_null is not None:
@@ -265,9 +267,9 @@ def main() -> None:
         "--state-dir",
         str(work / "state"),
         "--workers",
-        "2",
+        str(args.workers),
         "--threads",
-        "4",
+        str(args.threads),
         "--log-level",
         "warning",
     ]
@@ -284,7 +286,7 @@ def main() -> None:
         servers.append(null)
         ssl.create_default_context(cafile=str(work / "state" / "ca.crt"))  # the CA exists and parses
         print(
-            f"wrk -t1 -c{args.connections} -d{duration:g}s, TLS keep-alive, 2 workers x 4 threads, loopback\n"
+            f"wrk -t1 -c{args.connections} -d{duration:g}s, TLS keep-alive, {args.workers} workers x {args.threads} threads, loopback\n"
         )
         header = f"{'mix':24} {'server':6} {'req/s':>8} {'p50 ms':>7} {'p99 ms':>7} {'ratio':>6}  conns/worker  CPU%/worker"
         print(header)

@@ -9,6 +9,7 @@ naming the file and the key.
 
 from __future__ import annotations
 
+import dataclasses
 import string
 import typing as t
 from dataclasses import dataclass, field
@@ -118,8 +119,10 @@ class Policy:
     stamp_pods: bool = False
     child_templates: tuple[ChildTemplate, ...] = ()
     warnings: tuple[str, ...] = ()
-    # Derived once: the compiler options every review of this kind uses.
+    # Derived once: the compiler options every review of this kind uses, and the same
+    # options without the structural layer, for objects already known to pass it.
     build_options: BuildOptions = field(init=False, compare=False, repr=False)
+    build_options_structure_checked: BuildOptions = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         options = BuildOptions(
@@ -128,6 +131,8 @@ class Policy:
             disable_declarative_validation=not self.declarative_validation,
         )
         object.__setattr__(self, "build_options", options)
+        checked = dataclasses.replace(options, disable_declarative_validation=True)
+        object.__setattr__(self, "build_options_structure_checked", checked)
 
     def node(self, node_id: str) -> NodeSpec | None:
         return next((n for n in self.root.walk() if n.id == node_id), None)

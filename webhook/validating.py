@@ -17,7 +17,7 @@ import typing as t
 
 from webhook import scheduling_objects
 from webhook.compiler.builder import Builder, resolve
-from webhook.compiler.schema import NO_OLD, BlockType, validate_block
+from webhook.compiler.schema import NO_OLD, BlockType, is_valid, validate_block
 from webhook.extract import ObjectNode, build_tree, get_path
 from webhook.field import FieldError, FieldPath, duplicate, forbidden, invalid, required
 from webhook.formats import dns_label
@@ -84,7 +84,11 @@ def validate_governed(
     errors[:0] = gate_errors
     old_tree = build_tree(policy, old)[0] if old is not None else None
     errors.extend(_duplicate_template_names(tree))
-    if policy.declarative_validation:
+    # Verdict first, errors on demand: when every node's embedding passes the structural
+    # schema as a whole (the common case), neither the envelope nor the per-block layer
+    # can report anything, so both are skipped; otherwise they run and say what is wrong.
+    structure_checked = policy.declarative_validation and _structurally_valid(tree)
+    if policy.declarative_validation and not structure_checked:
         errors.extend(_structural_envelopes(tree, old_tree))
     # The compiler's tree check would report an unusable tree as an InternalError; those
     # trees (duplicate template names, composites left without children) were already
@@ -92,7 +96,8 @@ def validate_governed(
     buildable = all(n.children for n in tree.walk() if n.spec.composite)
     if buildable and not any(e.origin == "templateName" for e in errors):
         old_root = old_tree.item if old_tree is not None else None
-        errors.extend(Builder(tree.item, policy.build_options).validate(old_root))
+        options = policy.build_options_structure_checked if structure_checked else policy.build_options
+        errors.extend(Builder(tree.item, options).validate(old_root))
     for node in tree.walk():
         errors.extend(_pod_count_bound(node, warnings))
         errors.extend(_unset_gang_count(node))
@@ -124,6 +129,15 @@ def _duplicate_template_names(tree: ObjectNode) -> list[FieldError]:
             errors.append(duplicate(where, node.template_name, origin="templateName"))
         seen.add(node.template_name)
     return errors
+
+
+def _structurally_valid(tree: ObjectNode) -> bool:
+    for node in tree.walk():
+        if node.block is not None:
+            block_type = BlockType.COMPOSITE_SCHEDULING if node.spec.composite else BlockType.SCHEDULING
+            if not is_valid(block_type, node.block):
+                return False
+    return True
 
 
 def _structural_envelopes(tree: ObjectNode, old_tree: ObjectNode | None) -> list[FieldError]:

@@ -67,7 +67,7 @@ from webhook.field import (
 from webhook.formats import FORMAT_CHECKERS
 from webhook.sentinel import Sentinel
 
-__all__ = ["NO_OLD", "BlockType", "block_schema", "schema_document", "validate_block"]
+__all__ = ["NO_OLD", "BlockType", "block_schema", "is_valid", "schema_document", "validate_block"]
 
 _SCHEMA_FILE = "building_blocks.schema.json"
 LIST_MAP_KEYS: Final = "x-kubernetes-list-map-keys"
@@ -730,6 +730,18 @@ def _fast_verdict(compiled: _Compiled, value: object) -> bool | None:
         return bool(compiled.fast.is_valid(value))
     except Exception:  # noqa: BLE001 - any conversion problem just means "ask the reference engine"
         return None
+
+
+def is_valid(block: BlockType, value: object) -> bool:
+    """The fast engine's verdict alone: ``True`` only when ``value`` certainly has no
+    structural error (then :func:`validate_block` would return ``[]`` on create and update
+    alike, since ratcheting only removes errors). ``False`` means "ask validate_block"."""
+    try:
+        scan = _Scan()
+        new = _normalize(value, scan)
+    except RecursionError:
+        return False  # validate_block reports it
+    return not scan.slow_only and _fast_verdict(_COMPILED[(block, False)], new) is True
 
 
 def verdicts(block: BlockType, value: object, *, shallow: bool = False) -> tuple[bool | None, bool]:
