@@ -77,9 +77,10 @@ def _min_count_callback(pod_count: int) -> t.Callable[[SchedulingConfig], None]:
 
 
 class _Builder:
-    def __init__(self, policy: Policy, obj: t.Mapping[str, t.Any]) -> None:
+    def __init__(self, policy: Policy, obj: t.Mapping[str, t.Any], *, items: bool = True) -> None:
         self.policy = policy
         self.obj = obj
+        self.items = items
         metadata = obj.get("metadata")
         name = metadata.get("name") if isinstance(metadata, dict) else None
         self.name = name if isinstance(name, str) else ""
@@ -138,7 +139,8 @@ class _Builder:
             node.children.extend(self.children(child_spec, context, context_path))
         if spec.composite and not node.children:
             self.childless(spec, context, context_path)
-        node.item = self.item(node)
+        if self.items:
+            node.item = self.item(node)
         return node
 
     def childless(self, spec: NodeSpec, context: t.Mapping[str, t.Any], context_path: FieldPath) -> None:
@@ -225,10 +227,15 @@ def _min_group_count_callback(children: int) -> t.Callable[[SchedulingConfig], N
     return fill
 
 
-def build_tree(policy: Policy, obj: t.Mapping[str, t.Any]) -> tuple[ObjectNode, list[FieldError]]:
+def build_tree(
+    policy: Policy, obj: t.Mapping[str, t.Any], *, items: bool = True
+) -> tuple[ObjectNode, list[FieldError]]:
     """The object's tree under ``policy`` and the errors met while reading it (wrong types,
     missing element keys, too many elements). Never raises on malformed objects.
+
+    ``items=False`` leaves every node's compiler item a bare ``WorkloadItem(name)``: enough
+    for callers that need only names, blocks and pod counts.
     """
-    builder = _Builder(policy, obj)
+    builder = _Builder(policy, obj, items=items)
     root = builder.node(policy.root, obj, FieldPath())
     return root, builder.errors

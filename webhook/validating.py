@@ -18,6 +18,7 @@ import typing as t
 from webhook import scheduling_objects
 from webhook.compiler.builder import Builder, resolve
 from webhook.compiler.schema import NO_OLD, BlockType, is_valid, validate_block
+from webhook.compiler.types import WorkloadItem
 from webhook.extract import ObjectNode, build_tree, get_path
 from webhook.field import FieldError, FieldPath, duplicate, forbidden, invalid, required
 from webhook.formats import dns_label
@@ -82,12 +83,15 @@ def validate_governed(
             warnings.append(f"{root_path} cannot change: feature gate {policy.feature_gate} is off")
     tree, errors = build_tree(policy, obj)
     errors[:0] = gate_errors
-    old_tree = build_tree(policy, old)[0] if old is not None else None
     errors.extend(_duplicate_template_names(tree))
     # Verdict first, errors on demand: when every node's embedding passes the structural
     # schema as a whole (the common case), neither the envelope nor the per-block layer
     # can report anything, so both are skipped; otherwise they run and say what is wrong.
     structure_checked = policy.declarative_validation and _structurally_valid(tree)
+    # Without the declarative layer the compiler reads only the old root's name (the
+    # rename check), so the old tree needs no compiler items.
+    old_items = policy.declarative_validation and not structure_checked
+    old_tree = build_tree(policy, old, items=old_items)[0] if old is not None else None
     if policy.declarative_validation and not structure_checked:
         errors.extend(_structural_envelopes(tree, old_tree))
     # The compiler's tree check would report an unusable tree as an InternalError; those
@@ -95,7 +99,9 @@ def validate_governed(
     # reported at the user's fields above.
     buildable = all(n.children for n in tree.walk() if n.spec.composite)
     if buildable and not any(e.origin == "templateName" for e in errors):
-        old_root = old_tree.item if old_tree is not None else None
+        old_root = None
+        if old_tree is not None:
+            old_root = old_tree.item if old_items else WorkloadItem(old_tree.template_name)
         options = policy.build_options_structure_checked if structure_checked else policy.build_options
         errors.extend(Builder(tree.item, options).validate(old_root))
     for node in tree.walk():
