@@ -250,6 +250,9 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="alternating wasp/null runs per mix; medians reported"
+    )
     parser.add_argument("--serve-null", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_null is not None:
@@ -286,7 +289,8 @@ def main() -> None:
         servers.append(null)
         ssl.create_default_context(cafile=str(work / "state" / "ca.crt"))  # the CA exists and parses
         print(
-            f"wrk -t1 -c{args.connections} -d{duration:g}s, TLS keep-alive, {args.workers} workers x {args.threads} threads, loopback\n"
+            f"wrk -t1 -c{args.connections} -d{duration:g}s, TLS keep-alive, {args.workers} workers x {args.threads} threads, "
+            f"loopback; median of {args.rounds} alternating rounds per server\n"
         )
         header = f"{'mix':24} {'server':6} {'req/s':>8} {'p50 ms':>7} {'p99 ms':>7} {'ratio':>6}  conns/worker  CPU%/worker"
         print(header)
@@ -294,9 +298,16 @@ def main() -> None:
         saturated: dict[str, float] = {}
         for name, path, review in mixes():
             lua = lua_script(work, name.split()[0] + name.split()[1], orjson.dumps(review))
-            results = {
-                s.name: wrk(s, path, lua, duration=duration, connections=args.connections) for s in servers
-            }
+            # Alternate the servers round by round and keep each one's median run, so drift
+            # in the machine's load hits both alike (these machines are noisy).
+            runs: dict[str, list[dict[str, t.Any]]] = {s.name: [] for s in servers}
+            for _ in range(args.rounds):
+                for s in servers:
+                    runs[s.name].append(wrk(s, path, lua, duration=duration, connections=args.connections))
+            results = {n: sorted(rs, key=lambda r: r["rps"])[len(rs) // 2] for n, rs in runs.items()}
+            round_ratios = ", ".join(
+                f"{w['rps'] / n['rps']:.2f}" for w, n in zip(runs["wasp"], runs["null"], strict=True)
+            )
             for server_name in ("wasp", "null"):
                 r = results[server_name]
                 ratio = r["rps"] / results["null"]["rps"]
@@ -304,6 +315,7 @@ def main() -> None:
                 cpu = "/".join(f"{c:.0f}" for c in r["cpu"])
                 print(f"{name:24} {server_name:6} {r['rps']:8.0f} {r['p50']:7.2f} {r['p99']:7.2f} {ratio:6.2f}  "
                       f"{conns:12}  {cpu}{'  ' + r['errors'] if r['errors'] else ''}")  # fmt: skip
+            print(f"{'':24} per-round ratios: {round_ratios}")
             saturated[name] = results["wasp"]["rps"]
         print("\np99 at half of wasp's saturated rate (wrk delay() paces each connection):")
         for name, path, review in mixes():
