@@ -273,8 +273,9 @@ def main() -> None:
         str(args.workers),
         "--threads",
         str(args.threads),
+        # The default level, info: wasp writes its one JSON line per review, as in production.
         "--log-level",
-        "warning",
+        "info",
     ]
     servers: list[Server] = []
     try:

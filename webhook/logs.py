@@ -8,7 +8,6 @@ become top-level keys. gunicorn's own loggers are routed through it too (see
 from __future__ import annotations
 
 import logging
-import threading
 import time
 import typing as t
 from datetime import UTC, datetime
@@ -79,7 +78,6 @@ class ReviewLog:
 
     def __init__(self, logger: logging.Logger) -> None:
         self.logger = logger
-        self._lock = threading.Lock()
         self._second = -1
         self._prefix = ""
 
@@ -109,12 +107,20 @@ class ReviewLog:
         if stream is None:
             self.logger.info("review", extra={"fields": fields})
             return
-        with self._lock:
-            entry: dict[str, object] = {
-                "time": self._timestamp(time.time()),
-                "level": "info",
-                "logger": self.logger.name,
-                "msg": "review",
-            }
-            entry.update(fields)
-            stream.write(orjson.dumps(entry, default=str).decode() + "\n")
+        entry: dict[str, object] = {
+            "time": self._timestamp(time.time()),
+            "level": "info",
+            "logger": self.logger.name,
+            "msg": "review",
+        }
+        entry.update(fields)
+        line = orjson.dumps(entry, default=str) + b"\n"
+        # One write of the whole line to the binary buffer, whose own lock keeps concurrent
+        # lines whole; no lock of ours, because a lock held across the write syscall made
+        # every worker thread queue behind the one that was logging.
+        buffer = getattr(stream, "buffer", None)
+        if buffer is not None:
+            buffer.write(line)
+            buffer.flush()
+        else:
+            stream.write(line.decode())
