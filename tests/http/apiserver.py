@@ -75,7 +75,8 @@ def build_review(
     resource = kind.lower() + "s"  # every kind the suite uses pluralises regularly
     gvk = {"group": group, "version": version, "kind": kind}
     gvr = {"group": group, "version": version, "resource": resource}
-    meta = subject.get("metadata", {})
+    meta = subject.get("metadata")
+    meta = meta if isinstance(meta, dict) else {}
     options_kind = {"CREATE": "CreateOptions", "UPDATE": "UpdateOptions", "DELETE": "DeleteOptions"}
     return {
         "apiVersion": REVIEW_VERSION,
