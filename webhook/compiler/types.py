@@ -147,9 +147,11 @@ Callback = t.Callable[[SchedulingConfig], None]
 """Adjusts the merged config of one node in place (it only ever sees a private copy)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Block:
+class Block(t.NamedTuple):
     """One input slot: where the block sits below the node's path, and what the user wrote.
+
+    Immutable. A NamedTuple rather than a frozen dataclass: four are built per tree node on
+    every admission review, and a frozen dataclass's ``__init__`` costs several times more.
 
     ``leaf`` holds a ``WorkloadPodGroup*`` value, ``composite`` a ``WorkloadCompositePodGroup*``
     value, both as decoded JSON; ``None`` means the user did not write that block. A leaf
@@ -161,8 +163,7 @@ class Block:
     composite: object = None
 
 
-@dataclass(frozen=True, slots=True)
-class WorkloadInput:
+class WorkloadInput(t.NamedTuple):
     """The user's four building blocks for one node (resource claims exist on leaves only)."""
 
     policy: Block = Block(("schedulingPolicy",))
