@@ -91,21 +91,23 @@ class _Builder:
         is reported as a type error at that step instead of reading as "absent".
         """
         current = context
-        walked = context_path
-        for seg in path.segments:
+        segments = path.segments
+        for i, seg in enumerate(segments):
             if current is None:
                 return None
             if isinstance(seg, int):
                 if not isinstance(current, list):
+                    # The path of the offending step is built only when there is an error.
+                    walked = context_path.child(*segments[:i])
                     self.errors.append(type_invalid(walked, current, "must be of type array"))
                     return None
                 current = current[seg] if seg < len(current) else None
             else:
                 if not isinstance(current, dict):
+                    walked = context_path.child(*segments[:i])
                     self.errors.append(type_invalid(walked, current, "must be of type object"))
                     return None
                 current = current.get(seg.name if isinstance(seg, Key) else seg)
-            walked = walked.child(seg)
         return current
 
     def pod_count(self, node: ObjectNode) -> None:
