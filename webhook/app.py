@@ -164,7 +164,7 @@ def _admission_view(state: WaspState, endpoint: str, handler: Handler) -> t.Call
 
     def view() -> Response:
         started = time.perf_counter()
-        metrics.IN_FLIGHT.inc()
+        metrics.review_started()
         parsed: Request | None = None
         http_status = 200
         try:
@@ -189,7 +189,7 @@ def _admission_view(state: WaspState, endpoint: str, handler: Handler) -> t.Call
                     answer = internal_error(parsed.uid)
             payload = orjson.dumps(review(answer.response))
         finally:
-            metrics.IN_FLIGHT.dec()
+            metrics.review_finished()
         elapsed = time.perf_counter() - started
         _record(state, endpoint, parsed, answer, elapsed)
         return Response(payload, http_status, content_type=_JSON)

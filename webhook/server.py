@@ -7,7 +7,8 @@
 * TLS comes from :class:`webhook.tls.CertReloader` through gunicorn's per-connection
   ``ssl_context`` hook, so a rotated certificate is used without restarting anything.
 * The arbiter runs the probe/metrics server (:mod:`webhook.probes`) from ``when_ready``, marks
-  dead workers' metric files from ``child_exit``, and stops it from ``on_exit``.
+  dead workers' metric files from ``child_exit``, and stops it from ``on_exit``; a worker
+  publishes its last review metrics from ``worker_exit``.
 * SIGTERM is gunicorn's graceful stop: listeners close, in-flight reviews get
   ``graceful_timeout`` (below the apiserver's 10 s timeout) to finish, the exit code is 0.
 """
@@ -79,6 +80,9 @@ class WaspServer(BaseApplication):  # type: ignore[misc]  # gunicorn ships no ty
             if reloader.current is not None:
                 metrics.CERT_EXPIRY.set(reloader.current.not_after.timestamp())
 
+        def worker_exit(arbiter: t.Any, worker: t.Any) -> None:
+            metrics.flush()  # what the last second of reviews added (the flusher is a daemon)
+
         def child_exit(arbiter: t.Any, worker: t.Any) -> None:
             metrics.mark_process_dead(worker.pid)
 
@@ -105,6 +109,7 @@ class WaspServer(BaseApplication):  # type: ignore[misc]  # gunicorn ships no ty
             "http_protocols": "h1",
             "when_ready": when_ready,
             "post_worker_init": post_worker_init,
+            "worker_exit": worker_exit,
             "child_exit": child_exit,
             "on_exit": on_exit,
             "logger_class": _Logger,

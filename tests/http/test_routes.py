@@ -46,6 +46,7 @@ def response_of(answer: Json) -> Json:
 def sample(name: str, labels: dict[str, str]) -> float:
     from prometheus_client import REGISTRY
 
+    metrics.flush()  # reviews are published by the flusher thread; a scrape flushes first
     return REGISTRY.get_sample_value(name, labels) or 0.0
 
 

@@ -30,7 +30,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from golden import GoldenCase, discover_cases, error_keys
 
-from webhook import certs
+from webhook import certs, metrics
 
 pytestmark = pytest.mark.slow
 
@@ -144,14 +144,23 @@ def test_an_8_mib_body_gets_413(server: ServerProcess) -> None:
 
 def test_metrics_count_every_review_across_both_workers(server: ServerProcess) -> None:
     labels = {"endpoint": "validate", "kind": "Job", "operation": "CREATE", "outcome": "allowed"}
+    # Workers publish review metrics once per FLUSH_INTERVAL: let earlier tests' land first.
+    time.sleep(metrics.FLUSH_INTERVAL + 0.5)
     before = metric(server, "wasp_admission_requests_total", **labels)
     count_before = metric(server, "wasp_admission_duration_seconds_count", endpoint="validate")
     for _ in range(40):  # a fresh connection each: the kernel spreads them over the workers
         api = apiserver(server)
         api.post("/validate", build_review(job(min_count=4)))
         api.close()
+    deadline = time.monotonic() + 10
+    while metric(server, "wasp_admission_requests_total", **labels) < before + 40:
+        assert time.monotonic() < deadline, "the workers never published their counts"
+        time.sleep(0.2)
     assert metric(server, "wasp_admission_requests_total", **labels) == before + 40
     assert metric(server, "wasp_admission_duration_seconds_count", endpoint="validate") >= count_before + 40
+    assert metric(server, "wasp_admission_duration_seconds_bucket", endpoint="validate", le="+Inf") >= (
+        count_before + 40
+    )
     assert metric(server, "wasp_admission_in_flight_requests") == 0
     assert metric(server, "wasp_certificate_expiry_timestamp_seconds") > time.time()
     reviews = [orjson.loads(line) for line in server.stderr().splitlines() if '"msg":"review"' in line]
