@@ -229,7 +229,7 @@ def _record(state: WaspState, endpoint: str, parsed: Request | None, answer: Ans
     if REVIEW_LINES.enabled():
         fields = _identity(endpoint, parsed)
         fields["outcome"] = answer.outcome
-        fields["pid"] = os.getpid()  # which worker: load spread shows in the logs too
+        fields["pid"] = _PID[0]  # which worker: load spread shows in the logs too
         fields["latency_ms"] = round(elapsed * 1000, 3)
         status = answer.response.get("status")
         if status is not None:
@@ -240,3 +240,8 @@ def _record(state: WaspState, endpoint: str, parsed: Request | None, answer: Ans
         if answer.causes:
             fields["causes"] = answer.causes
         REVIEW_LINES.write(fields)
+
+
+# os.getpid() is a system call; the pid changes only at fork.
+_PID = [os.getpid()]
+os.register_at_fork(after_in_child=lambda: _PID.__setitem__(0, os.getpid()))

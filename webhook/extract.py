@@ -18,7 +18,7 @@ from webhook.policy import NodeSpec, Policy
 __all__ = ["MAX_TEMPLATES_PER_LIST", "ObjectNode", "get_path", "build_tree", "template_name"]
 
 MAX_TEMPLATES_PER_LIST: t.Final = 8  # WorkloadMaxPodGroupTemplates
-_MISSING: t.Final = object()
+_NO_ITEM: t.Final = WorkloadItem("")  # never left on a built node
 
 
 def get_path(value: object, path: FieldPath) -> object:
@@ -44,7 +44,7 @@ def template_name(pattern: str, *, name: str, key: str = "", index: int | None =
     return pattern.format(name=name, key=key, index="" if index is None else index)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class ObjectNode:
     """One tree node found in an object, with everything the layers above need."""
 
@@ -61,10 +61,17 @@ class ObjectNode:
     pod_count_explicit: bool = False
     children: list[ObjectNode] = field(default_factory=list)
 
-    def walk(self) -> t.Iterator[ObjectNode]:
-        yield self
-        for child in self.children:
-            yield from child.walk()
+    def walk(self) -> list[ObjectNode]:
+        """This node and its descendants in pre-order (a list: a review walks a tree often)."""
+        if not self.children:
+            return [self]
+        out: list[ObjectNode] = []
+        stack = [self]
+        while stack:
+            node = stack.pop()
+            out.append(node)
+            stack.extend(reversed(node.children))
+        return out
 
 
 def _min_count_callback(pod_count: int) -> t.Callable[[SchedulingConfig], None]:
@@ -135,14 +142,14 @@ class _Builder:
         path = context_path / spec.path
         block = self.lookup(context, context_path, spec.path)
         name = template_name(spec.template_name, name=self.name, key=key or "", index=index)
-        node = ObjectNode(spec, WorkloadItem(name), path, context_path, context, block, name, key)
+        # The compiler item is set below, once the children (part of it) are known.
+        node = ObjectNode(spec, _NO_ITEM, path, context_path, context, block, name, key)
         self.pod_count(node)
         for child_spec in spec.children:
             node.children.extend(self.children(child_spec, context, context_path))
         if spec.composite and not node.children:
             self.childless(spec, context, context_path)
-        if self.items:
-            node.item = self.item(node)
+        node.item = self.item(node) if self.items else WorkloadItem(name)
         return node
 
     def childless(self, spec: NodeSpec, context: t.Mapping[str, t.Any], context_path: FieldPath) -> None:

@@ -8,6 +8,7 @@ become top-level keys. gunicorn's own loggers are routed through it too (see
 from __future__ import annotations
 
 import logging
+import os
 import time
 import typing as t
 from datetime import UTC, datetime
@@ -70,16 +71,20 @@ class ReviewLog:
     """Writes the one-per-review line in :class:`JsonFormatter`'s format, straight to the stream.
 
     Going through ``logging`` (record, formatter, handler) costs ~35 µs per line, a fifth of a
-    whole review; this writer produces the same line for a few µs. It honours the level of
-    the ``wasp.review`` logger and writes to the stream of the first ``StreamHandler`` on its
-    way to the root, so ``logging_config`` (or a test's configuration) still decides where
-    lines go. Without such a handler it falls back to ordinary logging.
+    whole review; this writer produces the same line for a few µs: the fixed head of the
+    line is bytes cached per second, the fields are one ``orjson.dumps``, and the line goes
+    out in one ``write(2)`` on the stream's file descriptor. It honours the level of the
+    ``wasp.review`` logger and writes to the stream of the first ``StreamHandler`` with a
+    :class:`JsonFormatter` on its way to the root, so ``logging_config`` (or a test's
+    configuration) still decides where lines go. Without such a handler it falls back to
+    ordinary logging.
     """
 
     def __init__(self, logger: logging.Logger) -> None:
         self.logger = logger
         self._second = -1
-        self._prefix = ""
+        self._head = b""
+        self._middle = b'+00:00","level":"info","logger":' + orjson.dumps(logger.name) + b',"msg":"review"'
 
     def enabled(self) -> bool:
         return self.logger.isEnabledFor(logging.INFO)
@@ -95,32 +100,41 @@ class ReviewLog:
             current = current.parent if current.propagate else None
         return None
 
-    def _timestamp(self, now: float) -> str:
+    def _line(self, now: float, fields: dict[str, object]) -> bytes:
         second = int(now)
         if second != self._second:  # formatting the date is the slow part; once a second
-            self._prefix = datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+            stamp = datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+            self._head = f'{{"time":"{stamp}.'.encode()
             self._second = second
-        return f"{self._prefix}.{int((now - second) * 1000):03d}+00:00"
+        # JsonFormatter's key order: time, level, logger, msg, then the fields.
+        tail = orjson.dumps(fields, default=str)
+        return b"%s%03d%s%s%s\n" % (
+            self._head,
+            int((now - second) * 1000),
+            self._middle,
+            b"," if len(tail) > 2 else b"",
+            tail[1:],
+        )
 
     def write(self, fields: dict[str, object]) -> None:
         stream = self._stream()
         if stream is None:
             self.logger.info("review", extra={"fields": fields})
             return
-        entry: dict[str, object] = {
-            "time": self._timestamp(time.time()),
-            "level": "info",
-            "logger": self.logger.name,
-            "msg": "review",
-        }
-        entry.update(fields)
-        line = orjson.dumps(entry, default=str) + b"\n"
-        # One write of the whole line to the binary buffer, whose own lock keeps concurrent
-        # lines whole; no lock of ours, because a lock held across the write syscall made
-        # every worker thread queue behind the one that was logging.
-        buffer = getattr(stream, "buffer", None)
-        if buffer is not None:
-            buffer.write(line)
-            buffer.flush()
-        else:
-            stream.write(line.decode())
+        line = self._line(time.time(), fields)
+        try:
+            fd = stream.fileno()
+        except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is an OSError
+            fd = -1
+        if fd >= 0:
+            # One write(2) per line and no lock: the kernel keeps a line whole against the
+            # other threads and workers sharing the descriptor (a lock held across the write
+            # made every worker thread queue behind the one that was logging).
+            try:
+                while line:
+                    line = line[os.write(fd, line) :]
+                return
+            except BlockingIOError:
+                pass  # a non-blocking descriptor: let the stream buffer the rest
+        stream.write(line.decode())
+        stream.flush()

@@ -20,7 +20,7 @@ from webhook.compiler.builder import Builder, resolve
 from webhook.compiler.schema import NO_OLD, BlockType, is_valid, validate_block
 from webhook.compiler.types import WorkloadItem
 from webhook.extract import ObjectNode, build_tree, get_path
-from webhook.field import FieldError, FieldPath, duplicate, forbidden, invalid, required
+from webhook.field import FieldError, duplicate, forbidden, invalid, required
 from webhook.formats import dns_label
 from webhook.gates import FeatureGates
 from webhook.policy import Policy, PolicySet
@@ -65,53 +65,50 @@ def validate_governed(
 ) -> tuple[list[FieldError], list[str]]:
     """Both layers for an object governed by ``policy``; returns (errors, warnings)."""
     warnings: list[str] = []
-    root_path = policy.root.path
-    present = get_path(obj, root_path) is not None
-    old_present = old is not None and get_path(old, root_path) is not None
-    gate_errors: list[FieldError] = []
+    tree, errors = build_tree(policy, obj)
+    present = tree.block is not None
     if policy.feature_gate and policy.feature_gate not in gates and present:
-        if not old_present:
+        root_path = policy.root.path
+        if old is None or get_path(old, root_path) is None:
             warnings.append(
                 f"{root_path} is dropped by the apiserver: feature gate {policy.feature_gate} is off"
             )
             return [], warnings
         # Kept because the stored object has it, so it reaches validation: the gate marker
         # (ifDisabled=forbidden) fires on any change; an unchanged value is ratcheted.
-        assert old is not None
         if normalize(get_path(obj, root_path)) != normalize(get_path(old, root_path)):
-            gate_errors.append(forbidden(root_path, "", origin="ifDisabled"))
+            errors.insert(0, forbidden(root_path, "", origin="ifDisabled"))
             warnings.append(f"{root_path} cannot change: feature gate {policy.feature_gate} is off")
-    tree, errors = build_tree(policy, obj)
-    errors[:0] = gate_errors
-    errors.extend(_duplicate_template_names(tree))
+    nodes = tree.walk()
+    errors.extend(_duplicate_template_names(nodes))
     # Verdict first, errors on demand: when every node's embedding passes the structural
     # schema as a whole (the common case), neither the envelope nor the per-block layer
     # can report anything, so both are skipped; otherwise they run and say what is wrong.
-    structure_checked = policy.declarative_validation and _structurally_valid(tree)
+    structure_checked = policy.declarative_validation and _structurally_valid(nodes)
     # Without the declarative layer the compiler reads only the old root's name (the
     # rename check), so the old tree needs no compiler items.
     old_items = policy.declarative_validation and not structure_checked
     old_tree = build_tree(policy, old, items=old_items)[0] if old is not None else None
     if policy.declarative_validation and not structure_checked:
-        errors.extend(_structural_envelopes(tree, old_tree))
+        errors.extend(_structural_envelopes(nodes, old_tree))
     # The compiler's tree check would report an unusable tree as an InternalError; those
     # trees (duplicate template names, composites left without children) were already
     # reported at the user's fields above.
-    buildable = all(n.children for n in tree.walk() if n.spec.composite)
+    buildable = all(n.children for n in nodes if n.spec.composite)
     if buildable and not any(e.origin == "templateName" for e in errors):
         old_root = None
         if old_tree is not None:
             old_root = old_tree.item if old_items else WorkloadItem(old_tree.template_name)
         options = policy.build_options_structure_checked if structure_checked else policy.build_options
         errors.extend(Builder(tree.item, options).validate(old_root))
-    for node in tree.walk():
-        errors.extend(_pod_count_bound(node, warnings))
+    for node in nodes:
+        _pod_count_bound(node, errors, warnings)
         errors.extend(_unset_gang_count(node))
         errors.extend(_exclusive_fields(node, old))
     if old_tree is not None:
         errors.extend(update_errors(policy, tree, old_tree))
-    warnings.extend(_advice(tree, gates, any_block=present))
-    return _dedupe(errors), warnings
+    _advice(tree, nodes, gates, warnings, any_block=present)
+    return _dedupe(errors) if len(errors) > 1 else errors, warnings
 
 
 def _dedupe(errors: list[FieldError]) -> list[FieldError]:
@@ -125,10 +122,12 @@ def _dedupe(errors: list[FieldError]) -> list[FieldError]:
     return out
 
 
-def _duplicate_template_names(tree: ObjectNode) -> list[FieldError]:
+def _duplicate_template_names(nodes: list[ObjectNode]) -> list[FieldError]:
+    if len(nodes) == 1:
+        return []
     seen: set[str] = set()
     errors = []
-    for node in tree.walk():
+    for node in nodes:
         if node.template_name in seen:
             # The Workload needs unique template names across its tree; report the user's element.
             where = node.context_path if node.spec.for_each is not None else node.path
@@ -137,8 +136,8 @@ def _duplicate_template_names(tree: ObjectNode) -> list[FieldError]:
     return errors
 
 
-def _structurally_valid(tree: ObjectNode) -> bool:
-    for node in tree.walk():
+def _structurally_valid(nodes: list[ObjectNode]) -> bool:
+    for node in nodes:
         if node.block is not None:
             block_type = BlockType.COMPOSITE_SCHEDULING if node.spec.composite else BlockType.SCHEDULING
             if not is_valid(block_type, node.block):
@@ -146,10 +145,10 @@ def _structurally_valid(tree: ObjectNode) -> bool:
     return True
 
 
-def _structural_envelopes(tree: ObjectNode, old_tree: ObjectNode | None) -> list[FieldError]:
+def _structural_envelopes(nodes: list[ObjectNode], old_tree: ObjectNode | None) -> list[FieldError]:
     old_blocks = {n.template_name: n.block for n in old_tree.walk()} if old_tree is not None else {}
     errors = []
-    for node in tree.walk():
+    for node in nodes:
         if node.block is None:
             continue
         block_type = BlockType.COMPOSITE_SCHEDULING if node.spec.composite else BlockType.SCHEDULING
@@ -159,38 +158,36 @@ def _structural_envelopes(tree: ObjectNode, old_tree: ObjectNode | None) -> list
     return errors
 
 
-def _explicit_count(node: ObjectNode, field: str) -> tuple[FieldPath, int] | None:
+def _explicit_count(node: ObjectNode, field: str) -> int | None:
     policy = node.block.get("schedulingPolicy") if isinstance(node.block, dict) else None
     gang = policy.get("gang") if isinstance(policy, dict) else None
     count = gang.get(field) if isinstance(gang, dict) else None
     if isinstance(count, int) and not isinstance(count, bool):
-        return node.path.child("schedulingPolicy", "gang", field), count
+        return count
     return None
 
 
-def _pod_count_bound(node: ObjectNode, warnings: list[str]) -> list[FieldError]:
+def _pod_count_bound(node: ObjectNode, errors: list[FieldError], warnings: list[str]) -> None:
     """``minCount <= pod count`` on the final object (decisions 1 and 10)."""
     if node.spec.composite or node.pod_count is None or node.pod_count_path is None:
-        return []
-    explicit = _explicit_count(node, "minCount")
-    if explicit is None or explicit[1] < 1:
-        return []  # unset follows the pod count; < 1 is the structural layer's error
-    path, min_count = explicit
+        return
+    min_count = _explicit_count(node, "minCount")
+    if min_count is None or min_count < 1:
+        return  # unset follows the pod count; < 1 is the structural layer's error
     if node.pod_count == 0 and node.pod_count_explicit:
+        path = node.path.child("schedulingPolicy", "gang", "minCount")
         warnings.append(
             f"{node.pod_count_path} is 0: the workload is paused, so {path} ({min_count}) is not checked against it"
         )
-        return []
-    if min_count > node.pod_count:
-        return [
+    elif min_count > node.pod_count:
+        errors.append(
             invalid(
-                path,
+                node.path.child("schedulingPolicy", "gang", "minCount"),
                 min_count,
                 f"must be less than or equal to {node.pod_count_path} ({node.pod_count})",
                 origin="podCount",
             )
-        ]
-    return []
+        )
 
 
 def _unset_gang_count(node: ObjectNode) -> list[FieldError]:
@@ -233,22 +230,25 @@ def _exclusive_fields(node: ObjectNode, old: Obj | None) -> list[FieldError]:
     return errors
 
 
-def _advice(tree: ObjectNode, gates: FeatureGates, *, any_block: bool) -> list[str]:
+def _advice(
+    tree: ObjectNode, nodes: list[ObjectNode], gates: FeatureGates, out: list[str], *, any_block: bool
+) -> None:
     """Warnings: template names the Workload cannot carry (decision 8), gates that drop blocks (14)."""
-    out = []
     # An object that has only generateName has no name yet, so its template names are unknown.
-    named = bool(get_path(tree.context, FieldPath.of("metadata", "name")))
-    for node in tree.walk():
+    metadata = tree.context.get("metadata")
+    named = isinstance(metadata, dict) and bool(metadata.get("name"))
+    for node in nodes:
         if named and dns_label(node.template_name):
             out.append(
                 f"template name {node.template_name!r} is not a valid DNS label (max 63 characters): "
                 "the Workload for this object cannot be created"
             )
-        block = node.block if isinstance(node.block, dict) else {}
+        block = node.block
+        if not isinstance(block, dict):
+            continue
         # The gate covers PodGroup(Template) constraints only; composite ones are not gated.
-        leaf = not node.spec.composite
         if (
-            leaf
+            not node.spec.composite
             and block.get("schedulingConstraints") is not None
             and "TopologyAwareWorkloadScheduling" not in gates
         ):
@@ -263,4 +263,3 @@ def _advice(tree: ObjectNode, gates: FeatureGates, *, any_block: bool) -> list[s
         out.append(f"{tree.path}: composite groups need feature gate CompositePodGroup, which is off")
     if any_block and "GenericWorkload" not in gates:
         out.append("feature gate GenericWorkload is off: no Workload or PodGroup is created for this object")
-    return out

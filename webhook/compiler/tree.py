@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from webhook.compiler.types import Block, WorkloadItem
+from webhook.compiler.types import WorkloadItem
 
 __all__ = ["check_tree", "walk"]
 
@@ -17,15 +17,20 @@ def _filled(value: object) -> bool:
 def _slot_problem(item: WorkloadItem) -> str | None:
     inp = item.input
     if item.is_composite:
-        leaf_slots: tuple[Block, ...] = inp.leaf_slots()
-        if any(_filled(slot.leaf) for slot in leaf_slots):
+        if (
+            _filled(inp.policy.leaf)
+            or _filled(inp.constraints.leaf)
+            or _filled(inp.disruption_mode.leaf)
+            or _filled(inp.resource_claims.leaf)
+        ):
             return f"composite workload item {item.name!r} must not set leaf (PodGroup) building blocks"
-    else:
-        composite_slots = inp.composite_slots() + (inp.resource_claims,)
-        if any(_filled(slot.composite) for slot in composite_slots):
-            return (
-                f"leaf workload item {item.name!r} must not set composite (CompositePodGroup) building blocks"
-            )
+    elif (
+        _filled(inp.policy.composite)
+        or _filled(inp.constraints.composite)
+        or _filled(inp.disruption_mode.composite)
+        or _filled(inp.resource_claims.composite)
+    ):
+        return f"leaf workload item {item.name!r} must not set composite (CompositePodGroup) building blocks"
     return None
 
 
@@ -36,13 +41,14 @@ def check_tree(root: WorkloadItem) -> str | None:
     that fills slots of the other kind (leaf vs composite).
     """
     seen: set[str] = set()
-    stack: list[tuple[WorkloadItem | None, str]] = [(root, "root")]
+    # (item, parent, index): where a node sits is spelled out only for a problem.
+    stack: list[tuple[WorkloadItem | None, WorkloadItem | None, int]] = [(root, None, 0)]
     while stack:
-        item, where = stack.pop()
+        item, parent, index = stack.pop()
         if item is None:
-            return f"workload item at {where} is nil"
+            return f"workload item at {_where(parent, index)} is nil"
         if not item.name:
-            return f"workload item at {where} has an empty name"
+            return f"workload item at {_where(parent, index)} has an empty name"
         if item.name in seen:
             return f"workload item name {item.name!r} is used more than once in the tree"
         seen.add(item.name)
@@ -50,9 +56,14 @@ def check_tree(root: WorkloadItem) -> str | None:
         if problem:
             return problem
         # Reverse so the first child is examined first (pre-order).
-        for i in reversed(range(len(item.children))):
-            stack.append((item.children[i], f"{item.name!r}.children[{i}]"))
+        children = item.children
+        for i in range(len(children) - 1, -1, -1):
+            stack.append((children[i], item, i))
     return None
+
+
+def _where(parent: WorkloadItem | None, index: int) -> str:
+    return "root" if parent is None else f"{parent.name!r}.children[{index}]"
 
 
 def walk(root: WorkloadItem) -> list[WorkloadItem]:

@@ -45,7 +45,7 @@ class DisruptionKind(enum.Enum):
     ALL = "all"
 
 
-@dataclass
+@dataclass(slots=True)
 class GangPolicy:
     """Gang policy; for a composite node ``min_count`` carries ``minGroupCount``.
 
@@ -56,7 +56,7 @@ class GangPolicy:
     min_count: int | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class SchedulingPolicy:
     """Union of basic and gang. Both may be set only through defaults or callbacks."""
 
@@ -76,17 +76,17 @@ class SchedulingPolicy:
         return PolicyKind.GANG if self.gang is not None and not self.basic else PolicyKind.BASIC
 
 
-@dataclass
+@dataclass(slots=True)
 class TopologyConstraint:
     key: str
 
 
-@dataclass
+@dataclass(slots=True)
 class SchedulingConstraints:
     topology: list[TopologyConstraint] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(slots=True)
 class DisruptionMode:
     """Union of single and all. When both are set (defaults/callbacks only) ``all`` wins."""
 
@@ -101,14 +101,14 @@ class DisruptionMode:
         return None
 
 
-@dataclass
+@dataclass(slots=True)
 class ResourceClaim:
     name: str
     resource_claim_name: str | None = None
     resource_claim_template_name: str | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class SchedulingConfig:
     """The resolved scheduling configuration of one node. ``None`` fields are unset."""
 
@@ -199,7 +199,7 @@ class WorkloadInput(t.NamedTuple):
         return (self.policy, self.constraints, self.disruption_mode)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class WorkloadItem:
     """One node of a controller's logical workload.
 

@@ -127,26 +127,26 @@ def validate_node(item: WorkloadItem, old: WorkloadItem | None, options: BuildOp
     cfg = resolve(item)
     # An unset policy compiles to Basic, so it is checked as Basic.
     policy = cfg.policy.kind() if cfg.policy is not None else PolicyKind.BASIC
-    policy_path = _path(item, item.input.policy)
-    disruption_path = _path(item, item.input.disruption_mode)
+    disruption = cfg.disruption_mode.kind() if cfg.disruption_mode is not None else None
+    # Paths are built only for an error: this runs on every node of every review.
     if policy not in options.allowed_policies:
         errors.append(
             forbidden_error(
-                policy_path, f"{policy.value} scheduling policy is not supported by this controller"
+                _path(item, item.input.policy),
+                f"{policy.value} scheduling policy is not supported by this controller",
             )
         )
-    disruption = cfg.disruption_mode.kind() if cfg.disruption_mode is not None else None
     if disruption is not None and disruption not in options.allowed_disruption_modes:
         errors.append(
             forbidden_error(
-                disruption_path,
+                _path(item, item.input.disruption_mode),
                 f"the disruptionMode `{disruption.value}` is not supported by this controller",
             )
         )
     if policy is PolicyKind.BASIC and disruption is DisruptionKind.ALL:
         errors.append(
             invalid(
-                disruption_path,
+                _path(item, item.input.disruption_mode),
                 "",
                 "the disruptionMode `all` is not supported with the Basic scheduling policy",
                 origin="basicWithAll",
