@@ -25,15 +25,19 @@ def get_path(value: object, path: FieldPath) -> object:
     """The value at ``path`` below ``value``, or ``None`` when any step is absent or not traversable."""
     current = value
     for seg in path.segments:
-        if isinstance(seg, int):
+        # Names first: nearly every step of a policy path is a field name.
+        if type(seg) is str:
+            if not isinstance(current, dict):
+                return None
+            current = current.get(seg)
+        elif isinstance(seg, int):
             if not isinstance(current, list) or seg >= len(current):
                 return None
             current = current[seg]
         else:
-            name = seg.name if isinstance(seg, Key) else seg
             if not isinstance(current, dict):
                 return None
-            current = current.get(name)
+            current = current.get(seg.name if isinstance(seg, Key) else seg)
         if current is None:
             return None
     return current
@@ -102,19 +106,19 @@ class _Builder:
         for i, seg in enumerate(segments):
             if current is None:
                 return None
-            if isinstance(seg, int):
-                if not isinstance(current, list):
-                    # The path of the offending step is built only when there is an error.
-                    walked = context_path.child(*segments[:i])
-                    self.errors.append(type_invalid(walked, current, "must be of type array"))
-                    return None
-                current = current[seg] if seg < len(current) else None
-            else:
+            if type(seg) is str or not isinstance(seg, int):
                 if not isinstance(current, dict):
+                    # The path of the offending step is built only when there is an error.
                     walked = context_path.child(*segments[:i])
                     self.errors.append(type_invalid(walked, current, "must be of type object"))
                     return None
                 current = current.get(seg.name if isinstance(seg, Key) else seg)
+            else:
+                if not isinstance(current, list):
+                    walked = context_path.child(*segments[:i])
+                    self.errors.append(type_invalid(walked, current, "must be of type array"))
+                    return None
+                current = current[seg] if seg < len(current) else None
         return current
 
     def pod_count(self, node: ObjectNode) -> None:

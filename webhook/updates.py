@@ -44,6 +44,11 @@ def _variant(policy: object) -> frozenset[str]:
     return frozenset(m for m in ("basic", "gang") if _member(policy, m) is not None)
 
 
+def _same(new: object, old: object) -> bool:
+    # Equal as decoded is equal after normalising too; normalise only values that differ.
+    return new == old or normalize(new) == normalize(old)
+
+
 def _elastic(node: ObjectNode, old: ObjectNode) -> list[FieldError]:
     new_block, old_block = node.block, old.block
     if new_block is None and old_block is None:
@@ -53,48 +58,67 @@ def _elastic(node: ObjectNode, old: ObjectNode) -> list[FieldError]:
     if new_block is None:
         return [invalid(node.path, None, "field cannot be cleared once set", origin="update")]
     errors: list[FieldError] = []
-    policy_path = node.path.child("schedulingPolicy")
     new_policy, old_policy = _member(new_block, "schedulingPolicy"), _member(old_block, "schedulingPolicy")
     if old_policy is None and new_policy is not None:
-        errors.append(invalid(policy_path, new_policy, "field cannot be set once created", origin="update"))
-    elif old_policy is not None and new_policy is None:
-        errors.append(invalid(policy_path, None, "field cannot be cleared once set", origin="update"))
-    elif _variant(new_policy) != _variant(old_policy) and _variant(new_policy) and _variant(old_policy):
-        count = "gang.minGroupCount" if node.spec.composite else "gang.minCount"
         errors.append(
             invalid(
-                policy_path,
+                node.path.child("schedulingPolicy"),
                 new_policy,
-                f"may not change between basic and gang once created; only {count} may change",
+                "field cannot be set once created",
                 origin="update",
             )
         )
-    blocks = ("schedulingConstraints", "disruptionMode") + (
-        () if node.spec.composite else ("resourceClaims",)
-    )
+    elif old_policy is not None and new_policy is None:
+        errors.append(
+            invalid(
+                node.path.child("schedulingPolicy"), None, "field cannot be cleared once set", origin="update"
+            )
+        )
+    elif new_policy != old_policy:
+        new_variant, old_variant = _variant(new_policy), _variant(old_policy)
+        if new_variant != old_variant and new_variant and old_variant:
+            count = "gang.minGroupCount" if node.spec.composite else "gang.minCount"
+            errors.append(
+                invalid(
+                    node.path.child("schedulingPolicy"),
+                    new_policy,
+                    f"may not change between basic and gang once created; only {count} may change",
+                    origin="update",
+                )
+            )
+    blocks = _COMPOSITE_BLOCKS if node.spec.composite else _LEAF_BLOCKS
     for name in blocks:
         new_value, old_value = _member(new_block, name), _member(old_block, name)
-        if normalize(new_value) != normalize(old_value):
+        if not _same(new_value, old_value):
             errors.append(invalid(node.path.child(name), new_value, _IMMUTABLE, origin="immutable"))
     return errors
 
 
+_COMPOSITE_BLOCKS: t.Final = ("schedulingConstraints", "disruptionMode")
+_LEAF_BLOCKS: t.Final = (*_COMPOSITE_BLOCKS, "resourceClaims")
+
+
 def _immutable(node: ObjectNode, old: ObjectNode) -> list[FieldError]:
-    if normalize(node.block) != normalize(old.block):
+    if not _same(node.block, old.block):
         return [invalid(node.path, node.block, _IMMUTABLE, origin="immutable")]
     return []
 
 
-def _structure(tree: ObjectNode, old_tree: ObjectNode) -> list[FieldError]:
-    new_names = {n.template_name for n in tree.walk()}
-    old_nodes = {n.template_name: n for n in old_tree.walk()}
+def _structure(nodes: list[ObjectNode], old_nodes: list[ObjectNode]) -> list[FieldError]:
+    """Items added to or removed from a repeated part of the tree (``forEach`` nodes)."""
+    if not any(n.spec.for_each is not None for n in nodes) and not any(
+        n.spec.for_each is not None for n in old_nodes
+    ):
+        return []
+    new_names = {n.template_name for n in nodes}
+    old_names = {n.template_name for n in old_nodes}
     errors = []
-    for node in tree.walk():
-        if node.spec.for_each is not None and node.template_name not in old_nodes:
+    for node in nodes:
+        if node.spec.for_each is not None and node.template_name not in old_names:
             errors.append(forbidden(node.context_path, "item may not be added", origin="update"))
     removed_lists = {
         (n.context_path.segments[:-1], n.spec.id)
-        for n in old_tree.walk()
+        for n in old_nodes
         if n.spec.for_each is not None and n.template_name not in new_names
     }
     for segments, _ in sorted(removed_lists, key=str):
@@ -106,10 +130,11 @@ def update_errors(policy: Policy, tree: ObjectNode, old_tree: ObjectNode) -> lis
     """Errors of the change from ``old_tree`` to ``tree`` under the policy's update rules."""
     if policy.update_rules == "none":
         return []
-    errors = _structure(tree, old_tree)
-    old_nodes = {n.template_name: n for n in old_tree.walk()}
+    nodes, old_list = tree.walk(), old_tree.walk()
+    errors = _structure(nodes, old_list)
+    old_nodes = {n.template_name: n for n in old_list}
     rule = _elastic if policy.update_rules == "elastic" else _immutable
-    for node in tree.walk():
+    for node in nodes:
         old = old_nodes.get(node.template_name)
         if old is not None:
             errors.extend(rule(node, old))

@@ -102,11 +102,13 @@ def map_resource_claims(value: object) -> list[ResourceClaim]:
 
 def map_leaf(inp: WorkloadInput) -> SchedulingConfig:
     """The leaf slots of ``inp`` as a partial config (unset fields are ``None``/empty)."""
+    # Absent blocks (most of them, on most nodes) skip their mapper.
+    constraints, disruption, claims = inp.constraints.leaf, inp.disruption_mode.leaf, inp.resource_claims.leaf
     return SchedulingConfig(
-        policy=map_policy(inp.policy.leaf, count_field="minCount"),
-        constraints=map_constraints(inp.constraints.leaf),
-        disruption_mode=map_disruption_mode(inp.disruption_mode.leaf),
-        resource_claims=map_resource_claims(inp.resource_claims.leaf),
+        map_policy(inp.policy.leaf, count_field="minCount"),
+        None if constraints is None else map_constraints(constraints),
+        None if disruption is None else map_disruption_mode(disruption),
+        [] if claims is None else map_resource_claims(claims),
     )
 
 

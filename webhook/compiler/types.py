@@ -174,12 +174,16 @@ class WorkloadInput(t.NamedTuple):
     @classmethod
     def from_leaf(cls, scheduling: t.Mapping[str, object] | None) -> WorkloadInput:
         """Slots from a leaf embedding (``{schedulingPolicy, schedulingConstraints, ...}``)."""
-        s = scheduling if isinstance(scheduling, dict) else {}
+        if not isinstance(scheduling, dict):
+            return _EMPTY_INPUT
+        # Blocks are immutable, so an absent one is the shared empty slot.
+        policy, constraints = scheduling.get("schedulingPolicy"), scheduling.get("schedulingConstraints")
+        disruption, claims = scheduling.get("disruptionMode"), scheduling.get("resourceClaims")
         return cls(
-            policy=Block(("schedulingPolicy",), leaf=s.get("schedulingPolicy")),
-            constraints=Block(("schedulingConstraints",), leaf=s.get("schedulingConstraints")),
-            disruption_mode=Block(("disruptionMode",), leaf=s.get("disruptionMode")),
-            resource_claims=Block(("resourceClaims",), leaf=s.get("resourceClaims")),
+            _EMPTY_INPUT.policy if policy is None else Block(_POLICY, policy),
+            _EMPTY_INPUT.constraints if constraints is None else Block(_CONSTRAINTS, constraints),
+            _EMPTY_INPUT.disruption_mode if disruption is None else Block(_DISRUPTION, disruption),
+            _EMPTY_INPUT.resource_claims if claims is None else Block(_CLAIMS, claims),
         )
 
     @classmethod
@@ -197,6 +201,13 @@ class WorkloadInput(t.NamedTuple):
 
     def composite_slots(self) -> tuple[Block, ...]:
         return (self.policy, self.constraints, self.disruption_mode)
+
+
+_POLICY: t.Final = ("schedulingPolicy",)
+_CONSTRAINTS: t.Final = ("schedulingConstraints",)
+_DISRUPTION: t.Final = ("disruptionMode",)
+_CLAIMS: t.Final = ("resourceClaims",)
+_EMPTY_INPUT: t.Final = WorkloadInput()
 
 
 @dataclass(eq=False, slots=True)
