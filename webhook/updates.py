@@ -40,8 +40,11 @@ def _member(block: object, name: str) -> object:
     return block.get(name) if isinstance(block, dict) else None
 
 
-def _variant(policy: object) -> frozenset[str]:
-    return frozenset(m for m in ("basic", "gang") if _member(policy, m) is not None)
+def _variant(policy: object) -> tuple[bool, bool]:
+    """Which of (basic, gang) the policy sets."""
+    if not isinstance(policy, dict):
+        return False, False
+    return policy.get("basic") is not None, policy.get("gang") is not None
 
 
 def _same(new: object, old: object) -> bool:
@@ -76,7 +79,7 @@ def _elastic(node: ObjectNode, old: ObjectNode) -> list[FieldError]:
         )
     elif new_policy != old_policy:
         new_variant, old_variant = _variant(new_policy), _variant(old_policy)
-        if new_variant != old_variant and new_variant and old_variant:
+        if new_variant != old_variant and any(new_variant) and any(old_variant):
             count = "gang.minGroupCount" if node.spec.composite else "gang.minCount"
             errors.append(
                 invalid(

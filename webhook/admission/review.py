@@ -194,8 +194,11 @@ def parse_review(body: bytes) -> Request:
     if not uid:
         raise MalformedReview("request.uid is missing or empty; the apiserver always sets it")
     gvk = request.get("kind")
-    if not isinstance(gvk, dict) or not all(
-        isinstance(gvk.get(k), str) for k in ("group", "version", "kind")
+    if not (
+        isinstance(gvk, dict)
+        and isinstance(gvk.get("group"), str)
+        and isinstance(gvk.get("version"), str)
+        and isinstance(gvk.get("kind"), str)
     ):
         raise MalformedReview("request.kind must be an object with string group, version and kind", uid=uid)
     operation = request.get("operation")
