@@ -1197,3 +1197,25 @@ def test_a_missing_policy_location_is_an_error(tmp_path: Path) -> None:
 
 def test_the_builtin_and_example_policies_load_without_warnings() -> None:
     assert POLICIES.warnings == ()
+
+
+def test_nodes_without_a_priority_share_a_default_config_that_nothing_modifies() -> None:
+    # extract shares one basic default between nodes; resolution must only ever copy it,
+    # even when a callback fills the gang's minCount during validation and compilation.
+    from webhook import extract
+    from webhook.compile import compile_object
+    from webhook.compiler.types import SchedulingConfig, SchedulingPolicy
+
+    policies = PolicySet.load()
+    obj = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "train", "namespace": "default", "uid": "u1"},
+        "spec": {"parallelism": 3, "scheduling": {"schedulingPolicy": {"gang": {}}}, "template": {}},
+    }
+    assert validate_object(obj, policies=policies).status is Status.VALID
+    policy = policies.for_object(obj)
+    assert policy is not None
+    compiled = compile_object(policy, obj, uid="u1")
+    assert compiled.workload["spec"]["podGroupTemplates"][0]["schedulingPolicy"] == {"gang": {"minCount": 3}}
+    assert extract._BASIC == SchedulingConfig(SchedulingPolicy(basic=True))

@@ -19,6 +19,7 @@ __all__ = ["MAX_TEMPLATES_PER_LIST", "ObjectNode", "get_path", "build_tree", "te
 
 MAX_TEMPLATES_PER_LIST: t.Final = 8  # WorkloadMaxPodGroupTemplates
 _NO_ITEM: t.Final = WorkloadItem("")  # never left on a built node
+_BASIC: t.Final = SchedulingConfig(SchedulingPolicy.of_basic())
 
 
 def get_path(value: object, path: FieldPath) -> object:
@@ -61,9 +62,14 @@ class ObjectNode:
     template_name: str
     key: str | None = None
     pod_count: int | None = None  # resolved pod count (value, or the policy default)
-    pod_count_path: FieldPath | None = None
     pod_count_explicit: bool = False
     children: list[ObjectNode] = field(default_factory=list)
+
+    @property
+    def pod_count_path(self) -> FieldPath | None:
+        """Where the pod count lives (built on demand: only messages need it)."""
+        pc = self.spec.pod_count
+        return None if pc is None else self.context_path / pc.path
 
     def walk(self) -> list[ObjectNode]:
         """This node and its descendants in pre-order (a list: a review walks a tree often)."""
@@ -125,14 +131,13 @@ class _Builder:
         pc = node.spec.pod_count
         if pc is None:
             return
-        node.pod_count_path = node.context_path / pc.path
         raw = self.lookup(node.context, node.context_path, pc.path)
         if raw is None:
             node.pod_count = pc.default
         elif isinstance(raw, int) and not isinstance(raw, bool):
             node.pod_count, node.pod_count_explicit = raw, True
         else:
-            self.errors.append(type_invalid(node.pod_count_path, raw, "must be of type integer"))
+            self.errors.append(type_invalid(node.context_path / pc.path, raw, "must be of type integer"))
 
     def node(
         self,
@@ -211,7 +216,12 @@ class _Builder:
         if spec.priority_class_name_from is not None:
             value = get_path(node.context, spec.priority_class_name_from)
             priority = value if isinstance(value, str) else ""
-        default = SchedulingConfig(policy=SchedulingPolicy.of_basic(), priority_class_name=priority)
+        # resolve() only ever copies a default config, so nodes without a priority share one.
+        default = (
+            SchedulingConfig(SchedulingPolicy.of_basic(), priority_class_name=priority)
+            if priority
+            else _BASIC
+        )
         block = node.block if isinstance(node.block, dict) else None
         callbacks: list[t.Callable[[SchedulingConfig], None]] = []
         if spec.composite:

@@ -169,7 +169,7 @@ def _explicit_count(node: ObjectNode, field: str) -> int | None:
 
 def _pod_count_bound(node: ObjectNode, errors: list[FieldError], warnings: list[str]) -> None:
     """``minCount <= pod count`` on the final object (decisions 1 and 10)."""
-    if node.spec.composite or node.pod_count is None or node.pod_count_path is None:
+    if node.spec.composite or node.pod_count is None or node.spec.pod_count is None:
         return
     min_count = _explicit_count(node, "minCount")
     if min_count is None or min_count < 1:
