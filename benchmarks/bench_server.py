@@ -7,7 +7,11 @@ req/s, p50/p99, the ratio to the null webhook, connections and CPU per worker, t
 p99 at half of wasp's saturated rate (wrk's per-connection ``delay()`` paces requests), and
 the in-process core time per Job review (parse + validate).
 
-    /tmp/venv/bin/python benchmarks/bench_server.py [--duration 4] [--connections 16]
+    /tmp/venv/bin/python benchmarks/bench_server.py [--duration 4] [--connections 16] [--rounds 3] [--edge]
+
+``--edge`` adds a third server: wasp's own admission view with a handler that answers
+allowed without judging, so the gap to the null webhook splits into the edge (body read,
+parse_review, metrics, log line) and the core (validation, mutation).
 
 The null webhook is ``wasp serve``'s own gunicorn application with the admission views
 replaced by one that decodes the review and answers allowed, so the ratio isolates wasp's
@@ -109,9 +113,14 @@ def free_port() -> int:
 
 
 class Server:
-    def __init__(self, name: str, argv: list[str], port: int, metrics_port: int, log: Path) -> None:
+    def __init__(
+        self, name: str, argv: list[str], port: int, metrics_port: int, log: Path, *, edge: bool = False
+    ) -> None:
         env = dict(os.environ, PYTHONPATH=str(REPO))
         env.pop("PROMETHEUS_MULTIPROC_DIR", None)
+        env.pop("WASP_BENCH_EDGE", None)
+        if edge:
+            env["WASP_BENCH_EDGE"] = "1"
         self.name, self.port, self.metrics_port = name, port, metrics_port
         with log.open("wb") as out:
             self.proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=out)
@@ -231,6 +240,19 @@ def serve_null(argv: list[str]) -> None:
                         "response": {"uid": uid, "allowed": True}}  # fmt: skip
                 return Response(orjson.dumps(body), 200, content_type="application/json")
 
+            if os.environ.get("WASP_BENCH_EDGE"):
+                # wasp's own view (body read, parse_review, metrics, log line, response)
+                # around a handler that answers allowed without judging: the edge's cost.
+                from webhook.admission.handler import Answer
+                from webhook.admission.response import allowed
+                from webhook.app import _admission_view, state_of
+
+                def fixed(parsed: t.Any, policies: t.Any) -> Answer:
+                    return Answer(allowed(parsed.uid), "allowed")
+
+                for endpoint in ("validate", "mutate"):
+                    app.view_functions[endpoint] = _admission_view(state_of(app), endpoint, fixed)
+                return app
             app.view_functions["validate"] = allow
             app.view_functions["mutate"] = allow
             return app
@@ -252,6 +274,12 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument(
         "--rounds", type=int, default=3, help="alternating wasp/null runs per mix; medians reported"
+    )
+    parser.add_argument(
+        "--edge",
+        action="store_true",
+        help="also run wasp's HTTP edge with a fixed answer (no validation): splits the gap to "
+        "the null webhook into edge (parse, metrics, log line) and core",
     )
     parser.add_argument("--serve-null", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -288,6 +316,11 @@ def main() -> None:
         servers.append(wasp)
         null = Server("null", null_argv, ports[2], ports[3], work / "null.log")
         servers.append(null)
+        if args.edge:
+            ports += [free_port(), free_port()]
+            edge_argv = [sys.executable, __file__, "--serve-null", *common,
+                         "--port", str(ports[4]), "--metrics-port", str(ports[5])]  # fmt: skip
+            servers.append(Server("edge", edge_argv, ports[4], ports[5], work / "edge.log", edge=True))
         ssl.create_default_context(cafile=str(work / "state" / "ca.crt"))  # the CA exists and parses
         print(
             f"wrk -t1 -c{args.connections} -d{duration:g}s, TLS keep-alive, {args.workers} workers x {args.threads} threads, "
@@ -309,7 +342,7 @@ def main() -> None:
             round_ratios = ", ".join(
                 f"{w['rps'] / n['rps']:.2f}" for w, n in zip(runs["wasp"], runs["null"], strict=True)
             )
-            for server_name in ("wasp", "null"):
+            for server_name in [srv.name for srv in servers]:
                 r = results[server_name]
                 ratio = r["rps"] / results["null"]["rps"]
                 conns = "/".join(map(str, r["conns"]))

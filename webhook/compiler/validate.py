@@ -67,6 +67,8 @@ def _validate_subtree(
     item: WorkloadItem, old: WorkloadItem | None, options: BuildOptions, errors: list[FieldError]
 ) -> None:
     errors.extend(validate_node(item, old, options))
+    if not item.children:
+        return
     old_children = {c.name: c for c in (old.children if old is not None else ()) if c is not None}
     for child in item.children:
         if child is not None:
