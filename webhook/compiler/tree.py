@@ -15,21 +15,11 @@ def _filled(value: object) -> bool:
 
 
 def _slot_problem(item: WorkloadItem) -> str | None:
-    inp = item.input
+    # WorkloadInput is a tuple of its four slots; each slot holds leaf and composite data.
     if item.is_composite:
-        if (
-            _filled(inp.policy.leaf)
-            or _filled(inp.constraints.leaf)
-            or _filled(inp.disruption_mode.leaf)
-            or _filled(inp.resource_claims.leaf)
-        ):
+        if any(_filled(slot.leaf) for slot in item.input):
             return f"composite workload item {item.name!r} must not set leaf (PodGroup) building blocks"
-    elif (
-        _filled(inp.policy.composite)
-        or _filled(inp.constraints.composite)
-        or _filled(inp.disruption_mode.composite)
-        or _filled(inp.resource_claims.composite)
-    ):
+    elif any(_filled(slot.composite) for slot in item.input):
         return f"leaf workload item {item.name!r} must not set composite (CompositePodGroup) building blocks"
     return None
 
