@@ -7,8 +7,10 @@ become top-level keys. gunicorn's own loggers are routed through it too (see
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
+import threading
 import time
 import typing as t
 from datetime import UTC, datetime
@@ -72,19 +74,40 @@ class ReviewLog:
 
     Going through ``logging`` (record, formatter, handler) costs ~35 µs per line, a fifth of a
     whole review; this writer produces the same line for a few µs: the fixed head of the
-    line is bytes cached per second, the fields are one ``orjson.dumps``, and the line goes
-    out in one ``write(2)`` on the stream's file descriptor. It honours the level of the
-    ``wasp.review`` logger and writes to the stream of the first ``StreamHandler`` with a
-    :class:`JsonFormatter` on its way to the root, so ``logging_config`` (or a test's
-    configuration) still decides where lines go. Without such a handler it falls back to
-    ordinary logging.
+    line is bytes cached per second and the fields are one ``orjson.dumps``. It honours the
+    level of the ``wasp.review`` logger and writes to the stream of the first
+    ``StreamHandler`` with a :class:`JsonFormatter` on its way to the root, so
+    ``logging_config`` (or a test's configuration) still decides where lines go. Without
+    such a handler it falls back to ordinary logging.
+
+    Lines are buffered and written every ``flush_interval`` seconds (or at 64 KiB, or by
+    :meth:`flush` at worker exit), like nginx's ``access_log … flush=`` and Envoy's access
+    log flush interval: a ``write(2)`` per review released the GIL once per review, and in
+    a worker whose threads compete for it that cost ~0.1 of the server's throughput.
+    ``flush_interval`` 0 writes every line at once. A worker killed with SIGKILL loses at most
+    the last interval's lines.
     """
 
-    def __init__(self, logger: logging.Logger) -> None:
+    MAX_PENDING: t.ClassVar[int] = 64 * 1024
+
+    def __init__(self, logger: logging.Logger, *, flush_interval: float = 1.0) -> None:
         self.logger = logger
+        self.flush_interval = flush_interval
         self._second = -1
         self._head = b""
         self._middle = b'+00:00","level":"info","logger":' + orjson.dumps(logger.name) + b',"msg":"review"'
+        self._reset()
+        os.register_at_fork(after_in_child=self._reset)
+        atexit.register(self.flush)
+
+    def _reset(self) -> None:
+        # Also the state of a forked worker: the parent's thread and locks do not carry over.
+        self._lock = threading.Lock()  # guards the pending lines (held for an append only)
+        self._write_lock = threading.Lock()  # keeps batches in order on the stream
+        self._pending: list[bytes] = []
+        self._pending_bytes = 0
+        self._target: t.TextIO | None = None
+        self._flusher: threading.Thread | None = None
 
     def enabled(self) -> bool:
         return self.logger.isEnabledFor(logging.INFO)
@@ -122,19 +145,60 @@ class ReviewLog:
             self.logger.info("review", extra={"fields": fields})
             return
         line = self._line(time.time(), fields)
-        try:
-            fd = stream.fileno()
-        except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is an OSError
-            fd = -1
-        if fd >= 0:
-            # One write(2) per line and no lock: the kernel keeps a line whole against the
-            # other threads and workers sharing the descriptor (a lock held across the write
-            # made every worker thread queue behind the one that was logging).
+        if self.flush_interval <= 0:
+            with self._write_lock:
+                _emit(stream, line)
+            return
+        if self._target is not None and self._target is not stream:
+            self.flush()  # logging was reconfigured: what is pending goes where it was meant to
+        with self._lock:
+            self._pending.append(line)
+            self._pending_bytes += len(line)
+            self._target = stream
+            full = self._pending_bytes >= self.MAX_PENDING
+            start = self._flusher is None
+            if start:
+                self._flusher = threading.Thread(
+                    target=self._flush_forever, name="wasp-review-log", daemon=True
+                )
+        if start:
+            assert self._flusher is not None
+            self._flusher.start()
+        if full:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the pending lines now (the flusher thread, a full buffer, worker exit)."""
+        with self._write_lock:
+            with self._lock:
+                lines, stream = self._pending, self._target
+                self._pending, self._pending_bytes = [], 0
+            if lines and stream is not None:
+                _emit(stream, b"".join(lines))
+
+    def _flush_forever(self) -> None:
+        me = threading.current_thread()
+        while self._flusher is me:
+            time.sleep(self.flush_interval)
             try:
-                while line:
-                    line = line[os.write(fd, line) :]
-                return
-            except BlockingIOError:
-                pass  # a non-blocking descriptor: let the stream buffer the rest
-        stream.write(line.decode())
-        stream.flush()
+                self.flush()
+            except Exception:  # noqa: BLE001 - a log pipe problem must not kill the flusher
+                logging.getLogger("wasp").exception("could not write review log lines")
+
+
+def _emit(stream: t.TextIO, data: bytes) -> None:
+    """One ``write(2)`` of whole lines on the stream's descriptor (the kernel keeps them whole
+    against other threads and workers sharing it); a text write where there is none."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is an OSError
+        fd = -1
+    if fd >= 0:
+        try:
+            while data:
+                data = data[os.write(fd, data) :]
+            return
+        except BlockingIOError:
+            pass  # a non-blocking descriptor: let the stream buffer the rest
+    stream.write(data.decode())
+    stream.flush()

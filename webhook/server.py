@@ -8,7 +8,7 @@
   ``ssl_context`` hook, so a rotated certificate is used without restarting anything.
 * The arbiter runs the probe/metrics server (:mod:`webhook.probes`) from ``when_ready``, marks
   dead workers' metric files from ``child_exit``, and stops it from ``on_exit``; a worker
-  publishes its last review metrics from ``worker_exit``.
+  publishes its last review metrics and log lines from ``worker_exit``.
 * SIGTERM is gunicorn's graceful stop: listeners close, in-flight reviews get
   ``graceful_timeout`` (below the apiserver's 10 s timeout) to finish, the exit code is 0.
 """
@@ -21,7 +21,7 @@ from gunicorn.app.base import BaseApplication
 from gunicorn.glogging import Logger
 
 from webhook import metrics
-from webhook.app import state_of
+from webhook.app import REVIEW_LINES, state_of
 from webhook.logs import logging_config
 from webhook.probes import ProbeServer, create_probe_app, serving_problems
 
@@ -81,7 +81,9 @@ class WaspServer(BaseApplication):  # type: ignore[misc]  # gunicorn ships no ty
                 metrics.CERT_EXPIRY.set(reloader.current.not_after.timestamp())
 
         def worker_exit(arbiter: t.Any, worker: t.Any) -> None:
-            metrics.flush()  # what the last second of reviews added (the flusher is a daemon)
+            # What the last interval of reviews added (the flushers are daemon threads).
+            metrics.flush()
+            REVIEW_LINES.flush()
 
         def child_exit(arbiter: t.Any, worker: t.Any) -> None:
             metrics.mark_process_dead(worker.pid)

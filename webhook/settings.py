@@ -48,6 +48,8 @@ class Settings:
     cert_poll_interval: float = 2.0
     max_body_bytes: int = MAX_BODY_BYTES
     log_level: str = "info"
+    # Review log lines are written in batches this often (0: each line at once); see ReviewLog.
+    log_flush_interval: float = 1.0
 
     @property
     def serving_url(self) -> str:

@@ -152,6 +152,13 @@ def _dev_certs(state_dir: Path) -> tuple[Path, Path, Path]:
 @_option(
     "--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default="info", show_default=True
 )
+@_option(
+    "--log-flush-interval",
+    type=click.FloatRange(0, 60),
+    default=1.0,
+    show_default=True,
+    help="Seconds between writes of the per-review log lines (0: write each line at once).",
+)
 def serve(
     dev: bool,
     state_dir: Path,
@@ -167,6 +174,7 @@ def serve(
     workers: int,
     threads: int,
     log_level: str,
+    log_flush_interval: float,
 ) -> None:
     """Serve POST /validate and /mutate over HTTPS, probes and metrics over plain HTTP.
 
@@ -194,6 +202,7 @@ def serve(
         cert_file=cert_file, key_file=key_file, client_ca_file=client_ca_file, policy_dirs=policy_dirs,
         builtin_policies=builtin_policies, gates=gates, bind_address=bind_address or "0.0.0.0", port=port,
         metrics_port=metrics_port, workers=workers, threads=threads, log_level=log_level,
+        log_flush_interval=log_flush_interval,
     )  # fmt: skip
     try:
         settings.check()

@@ -1,0 +1,133 @@
+"""The per-review log line: JsonFormatter's format, whole lines, batched writes (webhook.logs)."""
+
+from __future__ import annotations
+
+import io
+import logging
+import re
+import threading
+import typing as t
+from pathlib import Path
+
+import orjson
+import pytest
+
+from webhook.logs import JsonFormatter, ReviewLog
+
+FIELDS: dict[str, object] = {
+    "endpoint": "validate",
+    "uid": "u-1",
+    "kind": "Job",
+    "outcome": "allowed",
+    "pid": 7,
+}
+
+
+@pytest.fixture
+def review_log(tmp_path: Path) -> t.Iterator[tuple[ReviewLog, Path]]:
+    """A ReviewLog on its own logger whose JSON handler writes to a real file (a real fd)."""
+    path = tmp_path / "out.log"
+    with path.open("w") as stream:
+        logger = logging.getLogger(f"wasp-test.{tmp_path.name}")
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
+        handler = logging.StreamHandler(stream)
+        handler.setFormatter(JsonFormatter())
+        logger.addHandler(handler)
+        yield ReviewLog(logger, flush_interval=3600), path
+        logger.removeHandler(handler)
+
+
+def lines(path: Path) -> list[dict[str, t.Any]]:
+    return [orjson.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_the_line_has_json_formatters_keys_in_its_order(review_log: tuple[ReviewLog, Path]) -> None:
+    log, path = review_log
+    log.write(dict(FIELDS))
+    log.flush()
+    [line] = lines(path)
+    assert list(line) == ["time", "level", "logger", "msg", *FIELDS]
+    assert (line["level"], line["logger"], line["msg"]) == ("info", log.logger.name, "review")
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00", line["time"])
+    # The same keys JsonFormatter gives a logging record carrying these fields.
+    record = logging.LogRecord(log.logger.name, logging.INFO, __file__, 1, "review", None, None)
+    record.fields = dict(FIELDS)
+    assert list(orjson.loads(JsonFormatter().format(record))) == list(line)
+
+
+def test_lines_wait_for_the_interval_or_a_flush(review_log: tuple[ReviewLog, Path]) -> None:
+    log, path = review_log
+    for i in range(3):
+        log.write({**FIELDS, "uid": f"u-{i}"})
+    assert path.read_text() == ""
+    log.flush()
+    assert [line["uid"] for line in lines(path)] == ["u-0", "u-1", "u-2"]
+    log.flush()  # nothing pending: nothing written twice
+    assert len(lines(path)) == 3
+
+
+def test_interval_zero_writes_each_line_at_once(review_log: tuple[ReviewLog, Path]) -> None:
+    log, path = review_log
+    log.flush_interval = 0
+    log.write(dict(FIELDS))
+    assert len(lines(path)) == 1
+
+
+def test_a_full_buffer_is_written_without_waiting(review_log: tuple[ReviewLog, Path]) -> None:
+    log, path = review_log
+    log.MAX_PENDING = 500  # type: ignore[misc]
+    for i in range(10):
+        log.write({**FIELDS, "uid": f"u-{i}"})
+    written = lines(path)
+    assert 0 < len(written) < 10
+    log.flush()
+    assert [line["uid"] for line in lines(path)] == [f"u-{i}" for i in range(10)]
+
+
+def test_the_flusher_thread_writes_within_the_interval(review_log: tuple[ReviewLog, Path]) -> None:
+    log, path = review_log
+    log.flush_interval = 0.05
+    log.write(dict(FIELDS))
+    for _ in range(100):
+        if path.read_text():
+            break
+        threading.Event().wait(0.02)
+    assert len(lines(path)) == 1
+
+
+def test_concurrent_writers_never_interleave_lines(review_log: tuple[ReviewLog, Path]) -> None:
+    log, path = review_log
+    log.MAX_PENDING = 4096  # type: ignore[misc]
+
+    def writer(n: int) -> None:
+        for i in range(300):
+            log.write({**FIELDS, "uid": f"{n}-{i}", "pad": "x" * (i % 50)})
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(8)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    log.flush()
+    uids = [line["uid"] for line in lines(path)]  # every line parses: none was torn
+    assert sorted(uids) == sorted(f"{n}-{i}" for n in range(8) for i in range(300))
+    for n in range(8):  # each thread's lines keep their order
+        mine = [u for u in uids if u.startswith(f"{n}-")]
+        assert mine == [f"{n}-{i}" for i in range(300)]
+
+
+def test_a_stream_without_a_descriptor_gets_text() -> None:
+    stream = io.StringIO()
+    logger = logging.getLogger("wasp-test.stringio")
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter())
+    logger.addHandler(handler)
+    try:
+        log = ReviewLog(logger, flush_interval=0)
+        log.write(dict(FIELDS))
+        assert orjson.loads(stream.getvalue())["uid"] == "u-1"
+    finally:
+        logger.removeHandler(handler)
