@@ -12,15 +12,17 @@ from pathlib import Path
 import orjson
 import pytest
 
-from webhook.logs import JsonFormatter, ReviewLog
+from webhook.logs import JsonFormatter, ReviewEntry, ReviewLog
 
+ENTRY = ReviewEntry("validate", "u-1", "Job", "default", "train", "CREATE", False, "allowed", 7, 0.0012345)
 FIELDS: dict[str, object] = {
-    "endpoint": "validate",
-    "uid": "u-1",
-    "kind": "Job",
-    "outcome": "allowed",
-    "pid": 7,
-}
+    "endpoint": "validate", "uid": "u-1", "kind": "Job", "namespace": "default", "name": "train",
+    "operation": "CREATE", "dry_run": False, "outcome": "allowed", "pid": 7, "latency_ms": 1.234,
+}  # fmt: skip
+
+
+def entry(uid: str, **changes: t.Any) -> ReviewEntry:
+    return ENTRY._replace(uid=uid, **changes)
 
 
 @pytest.fixture
@@ -44,10 +46,11 @@ def lines(path: Path) -> list[dict[str, t.Any]]:
 
 def test_the_line_has_json_formatters_keys_in_its_order(review_log: tuple[ReviewLog, Path]) -> None:
     log, path = review_log
-    log.write(dict(FIELDS))
+    log.write(ENTRY)
     log.flush()
     [line] = lines(path)
     assert list(line) == ["time", "level", "logger", "msg", *FIELDS]
+    assert {k: line[k] for k in FIELDS} == FIELDS
     assert (line["level"], line["logger"], line["msg"]) == ("info", log.logger.name, "review")
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00", line["time"])
     # The same keys JsonFormatter gives a logging record carrying these fields.
@@ -59,7 +62,7 @@ def test_the_line_has_json_formatters_keys_in_its_order(review_log: tuple[Review
 def test_lines_wait_for_the_interval_or_a_flush(review_log: tuple[ReviewLog, Path]) -> None:
     log, path = review_log
     for i in range(3):
-        log.write({**FIELDS, "uid": f"u-{i}"})
+        log.write(entry(f"u-{i}"))
     assert path.read_text() == ""
     log.flush()
     assert [line["uid"] for line in lines(path)] == ["u-0", "u-1", "u-2"]
@@ -70,15 +73,15 @@ def test_lines_wait_for_the_interval_or_a_flush(review_log: tuple[ReviewLog, Pat
 def test_interval_zero_writes_each_line_at_once(review_log: tuple[ReviewLog, Path]) -> None:
     log, path = review_log
     log.flush_interval = 0
-    log.write(dict(FIELDS))
+    log.write(ENTRY)
     assert len(lines(path)) == 1
 
 
 def test_a_full_buffer_is_written_without_waiting(review_log: tuple[ReviewLog, Path]) -> None:
     log, path = review_log
-    log.MAX_PENDING = 500  # type: ignore[misc]
+    log.MAX_PENDING = 4  # type: ignore[misc]
     for i in range(10):
-        log.write({**FIELDS, "uid": f"u-{i}"})
+        log.write(entry(f"u-{i}"))
     written = lines(path)
     assert 0 < len(written) < 10
     log.flush()
@@ -88,7 +91,7 @@ def test_a_full_buffer_is_written_without_waiting(review_log: tuple[ReviewLog, P
 def test_the_flusher_thread_writes_within_the_interval(review_log: tuple[ReviewLog, Path]) -> None:
     log, path = review_log
     log.flush_interval = 0.05
-    log.write(dict(FIELDS))
+    log.write(ENTRY)
     for _ in range(100):
         if path.read_text():
             break
@@ -98,11 +101,11 @@ def test_the_flusher_thread_writes_within_the_interval(review_log: tuple[ReviewL
 
 def test_concurrent_writers_never_interleave_lines(review_log: tuple[ReviewLog, Path]) -> None:
     log, path = review_log
-    log.MAX_PENDING = 4096  # type: ignore[misc]
+    log.MAX_PENDING = 16  # type: ignore[misc]
 
     def writer(n: int) -> None:
         for i in range(300):
-            log.write({**FIELDS, "uid": f"{n}-{i}", "pad": "x" * (i % 50)})
+            log.write(entry(f"{n}-{i}", name="x" * (i % 50)))
 
     threads = [threading.Thread(target=writer, args=(n,)) for n in range(8)]
     for th in threads:
@@ -127,7 +130,44 @@ def test_a_stream_without_a_descriptor_gets_text() -> None:
     logger.addHandler(handler)
     try:
         log = ReviewLog(logger, flush_interval=0)
-        log.write(dict(FIELDS))
+        log.write(ENTRY)
         assert orjson.loads(stream.getvalue())["uid"] == "u-1"
     finally:
         logger.removeHandler(handler)
+
+
+@pytest.mark.parametrize(
+    ("review", "present", "absent"),
+    [
+        pytest.param(
+            ENTRY, ["kind", "dry_run", "latency_ms"], ["code", "error", "causes", "seconds"], id="allowed"
+        ),
+        pytest.param(
+            ENTRY._replace(outcome="denied", code=403, causes=2), ["code", "causes"], ["error"], id="denied"
+        ),
+        pytest.param(
+            ReviewEntry(
+                "validate",
+                "",
+                None,
+                None,
+                None,
+                None,
+                None,
+                "malformed",
+                7,
+                0.0,
+                400,
+                "request body is empty",
+            ),
+            ["uid", "code", "error"],
+            ["kind", "namespace", "name", "operation", "dry_run", "causes"],
+            id="malformed-without-request",
+        ),
+    ],
+)
+def test_members_left_unset_are_not_logged(
+    review: ReviewEntry, present: list[str], absent: list[str]
+) -> None:
+    fields = review.fields()
+    assert all(k in fields for k in present) and not any(k in fields for k in absent)

@@ -22,7 +22,7 @@ from webhook import metrics
 from webhook.admission.handler import Answer, handle_mutate, handle_validate, internal_error
 from webhook.admission.response import errored, review
 from webhook.admission.review import MalformedReview, Request, parse_review
-from webhook.logs import REVIEW_LOGGER, ReviewLog
+from webhook.logs import REVIEW_LOGGER, ReviewEntry, ReviewLog
 from webhook.policy import PolicySet
 from webhook.scheduling_objects import VALIDATORS
 from webhook.tls import CertReloader, LoadedPair
@@ -228,19 +228,23 @@ def _record(state: WaspState, endpoint: str, parsed: Request | None, answer: Ans
         operation = parsed.operation
     metrics.observe_review(endpoint, kind, operation, answer.outcome, elapsed)
     if REVIEW_LINES.enabled():
-        fields = _identity(endpoint, parsed)
-        fields["outcome"] = answer.outcome
-        fields["pid"] = _PID[0]  # which worker: load spread shows in the logs too
-        fields["latency_ms"] = round(elapsed * 1000, 3)
+        # A tuple of scalars per review; the line is formatted with its batch (logs.ReviewLog).
+        code = error = None
+        uid = answer.response["uid"]
         status = answer.response.get("status")
         if status is not None:
-            fields["code"] = status.get("code")
+            code = status.get("code")
             if answer.outcome == "malformed":
-                fields["uid"] = answer.response["uid"]
-                fields["error"] = status.get("message")
-        if answer.causes:
-            fields["causes"] = answer.causes
-        REVIEW_LINES.write(fields)
+                error = status.get("message")
+        if parsed is None:
+            entry = ReviewEntry(endpoint, uid, None, None, None, None, None, answer.outcome, _PID[0],
+                                elapsed, code, error)  # fmt: skip
+        else:
+            entry = ReviewEntry(
+                endpoint, uid, parsed.kind["kind"], parsed.namespace, parsed.name, parsed.operation,
+                parsed.dry_run, answer.outcome, _PID[0], elapsed, code, error, answer.causes or None,
+            )  # fmt: skip
+        REVIEW_LINES.write(entry)
 
 
 # os.getpid() is a system call; the pid changes only at fork.
