@@ -31,18 +31,21 @@ Json = dict[str, t.Any]
 
 def resolve(item: WorkloadItem) -> SchedulingConfig:
     """The effective config of ``item``: defaults, then user blocks, then callbacks."""
-    cfg = item.default_config.copy() if item.default_config is not None else SchedulingConfig()
-    mapped = map_composite(item.input) if item.is_composite else map_leaf(item.input)
-    if mapped.policy is not None:
-        cfg.policy = mapped.policy
-    if mapped.constraints is not None:
-        cfg.constraints = mapped.constraints
-    if mapped.disruption_mode is not None:
-        cfg.disruption_mode = mapped.disruption_mode
-    if mapped.resource_claims:
-        cfg.resource_claims = mapped.resource_claims
-    if mapped.priority_class_name:
-        cfg.priority_class_name = mapped.priority_class_name
+    # The mapped config is a fresh copy of the user's blocks, so it can be the result; each
+    # field the user left unset takes a copy of the default's (whole-field replacement).
+    cfg = map_composite(item.input) if item.is_composite else map_leaf(item.input)
+    default = item.default_config
+    if default is not None:
+        if cfg.policy is None and default.policy is not None:
+            cfg.policy = default.policy.copy()
+        if cfg.constraints is None and default.constraints is not None:
+            cfg.constraints = default.constraints.copy()
+        if cfg.disruption_mode is None and default.disruption_mode is not None:
+            cfg.disruption_mode = default.disruption_mode.copy()
+        if not cfg.resource_claims and default.resource_claims:
+            cfg.resource_claims = default.copy().resource_claims
+        if not cfg.priority_class_name:
+            cfg.priority_class_name = default.priority_class_name
     for callback in item.callbacks:
         if callback is not None:
             callback(cfg)

@@ -20,6 +20,7 @@ import typing as t
 
 from webhook.compiler.types import (
     DisruptionMode,
+    GangPolicy,
     ResourceClaim,
     SchedulingConfig,
     SchedulingConstraints,
@@ -46,12 +47,12 @@ def map_policy(value: object, *, count_field: str) -> SchedulingPolicy | None:
     """``{basic: {}}`` / ``{gang: {<count_field>: n}}`` → IR; no member set → ``None``."""
     if not isinstance(value, dict):
         return None
-    if _member(value, "basic") is not None:
-        return SchedulingPolicy.of_basic()
-    gang = _member(value, "gang")
+    if value.get("basic") is not None:
+        return SchedulingPolicy(basic=True)
+    gang = value.get("gang")
     if gang is not None:
         count = _int32(gang.get(count_field)) if isinstance(gang, dict) else None
-        return SchedulingPolicy.of_gang(count)
+        return SchedulingPolicy(gang=GangPolicy(count))
     return None
 
 
