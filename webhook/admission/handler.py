@@ -15,7 +15,6 @@ user sees which webhook failed instead of a timeout.
 from __future__ import annotations
 
 import typing as t
-from dataclasses import dataclass
 
 from webhook.admission.response import allowed, denied, errored, patched
 from webhook.result import Status
@@ -34,10 +33,9 @@ Outcome = t.Literal["allowed", "skipped", "denied", "patched", "malformed", "err
 _WRITES: t.Final = frozenset({"CREATE", "UPDATE"})
 
 
-@dataclass(frozen=True, slots=True)
-class Answer:
+class Answer(t.NamedTuple):
     """``response`` goes on the wire; ``outcome`` and ``causes`` (field-error count) go to
-    logs and metrics only."""
+    logs and metrics only. A NamedTuple: one is built per review."""
 
     response: AdmissionResponse
     outcome: Outcome
