@@ -232,14 +232,8 @@ class _Builder:
             inp = WorkloadInput.from_leaf(block)
             if spec.min_count_default and node.pod_count is not None:
                 callbacks.append(_min_count_callback(node.pod_count))
-        return WorkloadItem(
-            name=node.template_name,
-            path=node.path,
-            default_config=default,
-            input=inp,
-            callbacks=callbacks,
-            children=[child.item for child in node.children],
-        )
+        children = [child.item for child in node.children] if node.children else []
+        return WorkloadItem(node.template_name, node.path, default, inp, callbacks, children)
 
 
 def _min_group_count_callback(children: int) -> t.Callable[[SchedulingConfig], None]:

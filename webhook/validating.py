@@ -94,8 +94,9 @@ def validate_governed(
     # The compiler's tree check would report an unusable tree as an InternalError; those
     # trees (duplicate template names, composites left without children) were already
     # reported at the user's fields above.
-    buildable = all(n.children for n in nodes if n.spec.composite)
-    if buildable and not any(e.origin == "templateName" for e in errors):
+    # (A leaf root is the whole tree: only a composite root can leave a composite childless.)
+    buildable = not tree.spec.composite or all(n.children for n in nodes if n.spec.composite)
+    if buildable and not (errors and any(e.origin == "templateName" for e in errors)):
         old_root = None
         if old_tree is not None:
             old_root = old_tree.item if old_items else WorkloadItem(old_tree.template_name)

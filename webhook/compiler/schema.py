@@ -482,6 +482,10 @@ _COMPILED: Final[dict[tuple[BlockType, bool], _Compiled]] = {
 }
 
 
+# The deep-schema engines by block alone, for is_valid (one lookup per block per review).
+_FAST: Final[dict[BlockType, _Compiled]] = {block: _COMPILED[(block, False)] for block in BlockType}
+
+
 def compiled_schema(block: BlockType, *, shallow: bool = False) -> dict[str, Any]:
     """The exact schema the engines run for ``block`` (a copy; for tests and benchmarks)."""
     return copy.deepcopy(_COMPILED[(block, shallow)].schema)
@@ -741,7 +745,7 @@ def is_valid(block: BlockType, value: object) -> bool:
         new = _normalize(value, scan)
     except RecursionError:
         return False  # validate_block reports it
-    return not scan.slow_only and _fast_verdict(_COMPILED[(block, False)], new) is True
+    return not scan.slow_only and _fast_verdict(_FAST[block], new) is True
 
 
 def verdicts(block: BlockType, value: object, *, shallow: bool = False) -> tuple[bool | None, bool]:
