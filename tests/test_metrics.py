@@ -82,7 +82,7 @@ metrics.observe_review("validate", "Job", "CREATE", "allowed", 0.001)
 pid = os.fork()
 if pid == 0:
     p = metrics._pending
-    ok = p.in_flight == 0 and not p.requests and p.flusher is None
+    ok = p.in_flight == 0 and not p.observations and p.flusher is None
     os._exit(0 if ok else 1)
 _, status = os.waitpid(pid, 0)
 raise SystemExit(os.waitstatus_to_exitcode(status))

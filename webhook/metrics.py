@@ -101,32 +101,35 @@ CERT_EXPIRY = Gauge(
 )
 
 
+Observation = tuple[str, str, str, str, float]  # endpoint, kind, operation, outcome, seconds
+
+
 class _Pending:
     """Review metrics gathered in this process since the last :func:`flush`.
 
     Writing a multiprocess sample costs a lock, a pid check and an mmap write per value,
     five per review (counter, histogram bucket and sum, gauge up and down): about a tenth
-    of wasp's own time per review in the server. So a review only adds to these plain
-    numbers, under one lock, and a daemon thread per worker publishes them every
+    of wasp's own time per review in the server. So a review only appends its observation
+    under one lock, and a daemon thread per worker aggregates and publishes them every
     :data:`FLUSH_INTERVAL` seconds and when the worker exits. A scrape sees the counts at
     most that much late; the in-flight gauge is sampled at each flush.
     """
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.requests: dict[tuple[str, str, str, str], int] = {}
-        self.latency: dict[str, list[float]] = {}  # per endpoint: bucket counts..., sum
+        self.observations: list[Observation] = []
         self.in_flight = 0
         self.flusher: threading.Thread | None = None
 
-    def take(self) -> tuple[dict[tuple[str, str, str, str], int], dict[str, list[float]], int]:
+    def take(self) -> tuple[list[Observation], int]:
         with self.lock:
-            taken = self.requests, self.latency, self.in_flight
-            self.requests, self.latency = {}, {}
+            taken = self.observations, self.in_flight
+            self.observations = []
         return taken
 
 
 FLUSH_INTERVAL: t.Final = 1.0
+MAX_PENDING: t.Final = 50_000  # observations; ~10 s of one worker at full speed
 _pending = _Pending()
 
 
@@ -156,16 +159,13 @@ def review_finished() -> None:
 
 def observe_review(endpoint: str, kind: str, operation: str, outcome: str, seconds: float) -> None:
     """Count one answered review and record its latency (published by the next flush)."""
-    key = (endpoint, kind, operation, outcome)
-    bucket = bisect.bisect_left(LATENCY_BUCKETS, seconds)  # le: the first bound >= seconds
+    observation = (endpoint, kind, operation, outcome, seconds)
     pending = _pending
     with pending.lock:
-        pending.requests[key] = pending.requests.get(key, 0) + 1
-        latency = pending.latency.get(endpoint)
-        if latency is None:
-            latency = pending.latency[endpoint] = [0.0] * (len(LATENCY_BUCKETS) + 2)
-        latency[bucket] += 1
-        latency[-1] += seconds
+        pending.observations.append(observation)
+        full = len(pending.observations) >= MAX_PENDING
+    if full:
+        flush()  # the flusher is behind: keep memory bounded
 
 
 def _start_flusher(pending: _Pending) -> None:
@@ -190,7 +190,17 @@ def _flush_forever(pending: _Pending) -> None:
 def flush() -> None:
     """Publish what this process gathered since the last flush (also called at worker exit
     and before a single-process scrape)."""
-    requests, latency, in_flight = _pending.take()
+    observations, in_flight = _pending.take()
+    requests: dict[tuple[str, str, str, str], int] = {}
+    latency: dict[str, list[float]] = {}  # per endpoint: one count per bucket (+Inf last), sum
+    for endpoint, kind, operation, outcome, seconds in observations:
+        key = (endpoint, kind, operation, outcome)
+        requests[key] = requests.get(key, 0) + 1
+        counts = latency.get(endpoint)
+        if counts is None:
+            counts = latency[endpoint] = [0.0] * (len(LATENCY_BUCKETS) + 2)
+        counts[bisect.bisect_left(LATENCY_BUCKETS, seconds)] += 1  # le: the first bound >= seconds
+        counts[-1] += seconds
     for key, count in requests.items():
         REQUESTS.labels(*key).inc(count)
     for endpoint, counts in latency.items():
