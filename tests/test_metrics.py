@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 
 import pytest
 from prometheus_client import CollectorRegistry, Histogram
@@ -61,14 +62,38 @@ def test_counts_wait_for_a_flush_and_are_published_once() -> None:
 
 
 def test_the_in_flight_gauge_is_sampled_at_each_flush() -> None:
-    metrics.review_started()
-    metrics.review_started()
+    # A worker thread handles one review at a time: the gauge counts threads inside a review.
+    inside, leave = threading.Barrier(3), threading.Event()
+
+    def review() -> None:
+        metrics.review_started()
+        inside.wait()
+        leave.wait()
+        metrics.review_finished()
+
+    threads = [threading.Thread(target=review) for _ in range(2)]
+    for th in threads:
+        th.start()
+    inside.wait()
     metrics.flush()
     assert sample("wasp_admission_in_flight_requests") == 2
-    metrics.review_finished()
-    metrics.review_finished()
+    leave.set()
+    for th in threads:
+        th.join()
     metrics.flush()
     assert sample("wasp_admission_in_flight_requests") == 0
+
+
+def test_observations_beyond_the_cap_are_published_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    labels = {"endpoint": "validate", "kind": "Capped", "operation": "CREATE", "outcome": "allowed"}
+    metrics.flush()
+    before = sample("wasp_admission_requests_total", **labels)
+    monkeypatch.setattr(metrics, "MAX_PENDING", 5)
+    for _ in range(5):
+        metrics.observe_review(*labels.values(), 0.001)
+    from prometheus_client import REGISTRY  # read without sample(), which would flush
+
+    assert (REGISTRY.get_sample_value("wasp_admission_requests_total", labels) or 0.0) == before + 5
 
 
 def test_a_forked_worker_starts_with_nothing_pending() -> None:
@@ -82,7 +107,7 @@ metrics.observe_review("validate", "Job", "CREATE", "allowed", 0.001)
 pid = os.fork()
 if pid == 0:
     p = metrics._pending
-    ok = p.in_flight == 0 and not p.observations and p.flusher is None
+    ok = not p.active and not p.observations and p.flusher is None
     os._exit(0 if ok else 1)
 _, status = os.waitpid(pid, 0)
 raise SystemExit(os.waitstatus_to_exitcode(status))

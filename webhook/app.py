@@ -238,11 +238,12 @@ def _record(state: WaspState, endpoint: str, parsed: Request | None, answer: Ans
                 error = status.get("message")
         if parsed is None:
             entry = ReviewEntry(endpoint, uid, None, None, None, None, None, answer.outcome, _PID[0],
-                                elapsed, code, error)  # fmt: skip
+                                round(elapsed * 1000, 3), code, error)  # fmt: skip
         else:
             entry = ReviewEntry(
                 endpoint, uid, parsed.kind["kind"], parsed.namespace, parsed.name, parsed.operation,
-                parsed.dry_run, answer.outcome, _PID[0], elapsed, code, error, answer.causes or None,
+                parsed.dry_run, answer.outcome, _PID[0], round(elapsed * 1000, 3), code, error,
+                answer.causes or None,
             )  # fmt: skip
         REVIEW_LINES.write(entry)
 

@@ -8,6 +8,7 @@ become top-level keys. gunicorn's own loggers are routed through it too (see
 from __future__ import annotations
 
 import atexit
+import collections
 import logging
 import os
 import threading
@@ -70,9 +71,9 @@ def logging_config(level: str) -> dict[str, t.Any]:
 
 
 class ReviewEntry(t.NamedTuple):
-    """One review's log fields in the line's key order; ``None`` members are left out.
-
-    Never the object itself: objects may carry secrets in env vars.
+    """One review's log fields, in the line's key order. Every line has every key (a fixed
+    schema for log pipelines); ``None`` is ``null``, e.g. no ``kind`` for a body that is not a
+    review. Never the object itself: objects may carry secrets in env vars.
     """
 
     endpoint: str
@@ -84,21 +85,13 @@ class ReviewEntry(t.NamedTuple):
     dry_run: bool | None
     outcome: str
     pid: int
-    seconds: float  # logged as latency_ms
+    latency_ms: float
     code: int | None = None
     error: str | None = None
     causes: int | None = None
 
     def fields(self) -> dict[str, object]:
-        out: dict[str, object] = {}
-        for key, value in zip(self._fields, self, strict=True):
-            if value is None:
-                continue
-            if key == "seconds":
-                out["latency_ms"] = round(t.cast(float, value) * 1000, 3)
-            else:
-                out[key] = value
-        return out
+        return dict(zip(self._fields, self, strict=True))
 
 
 class ReviewLog:
@@ -136,11 +129,11 @@ class ReviewLog:
 
     def _reset(self) -> None:
         # Also the state of a forked worker: the parent's thread and locks do not carry over.
-        self._lock = threading.Lock()  # guards the pending entries (held for an append only)
-        self._write_lock = threading.Lock()  # keeps batches in order on the stream
-        self._pending: list[tuple[float, ReviewEntry]] = []
-        self._target: t.TextIO | None = None
+        # No lock on the review path: deque.append and popleft are atomic.
+        self._pending: collections.deque[tuple[float, ReviewEntry]] = collections.deque()
+        self._write_lock = threading.Lock()  # one batch at a time, so batches stay in order
         self._flusher: threading.Thread | None = None
+        self._flusher_lock = threading.Lock()
 
     def enabled(self) -> bool:
         return self.logger.isEnabledFor(logging.INFO)
@@ -173,41 +166,41 @@ class ReviewLog:
         )
 
     def write(self, entry: ReviewEntry) -> None:
-        stream = self._stream()
-        if stream is None:
-            self.logger.info("review", extra={"fields": entry.fields()})
-            return
-        now = time.time()
-        if self.flush_interval <= 0:
-            with self._write_lock:
-                _emit(stream, self._line(now, entry))
-            return
-        if self._target is not None and self._target is not stream:
-            self.flush()  # logging was reconfigured: what is pending goes where it was meant to
-        with self._lock:
-            self._pending.append((now, entry))
-            self._target = stream
-            full = len(self._pending) >= self.MAX_PENDING
-            start = self._flusher is None
-            if start:
-                self._flusher = threading.Thread(
-                    target=self._flush_forever, name="wasp-review-log", daemon=True
-                )
-        if start:
-            assert self._flusher is not None
-            self._flusher.start()
-        if full:
+        """Queue one review's line (written at once when ``flush_interval`` is 0)."""
+        pending = self._pending
+        pending.append((time.time(), entry))
+        if self.flush_interval <= 0 or len(pending) >= self.MAX_PENDING:
             self.flush()
+        elif self._flusher is None:
+            self._start_flusher()
 
     def flush(self) -> None:
-        """Write the pending lines now (the flusher thread, a full batch, worker exit)."""
+        """Write the pending lines now (the flusher thread, a full batch, worker exit), to the
+        stream logging is configured with at this moment."""
         with self._write_lock:
-            with self._lock:
-                entries, stream = self._pending, self._target
-                self._pending = []
-            if entries and stream is not None:
-                line = self._line
-                _emit(stream, b"".join([line(now, entry) for now, entry in entries]))
+            pending = self._pending
+            entries: list[tuple[float, ReviewEntry]] = []
+            while pending:
+                try:
+                    entries.append(pending.popleft())
+                except IndexError:
+                    break
+            if not entries:
+                return
+            stream = self._stream()
+            if stream is None:
+                for _, entry in entries:
+                    self.logger.info("review", extra={"fields": entry.fields()})
+                return
+            line = self._line
+            _emit(stream, b"".join([line(now, entry) for now, entry in entries]))
+
+    def _start_flusher(self) -> None:
+        with self._flusher_lock:
+            if self._flusher is not None:
+                return
+            self._flusher = threading.Thread(target=self._flush_forever, name="wasp-review-log", daemon=True)
+        self._flusher.start()
 
     def _flush_forever(self) -> None:
         me = threading.current_thread()

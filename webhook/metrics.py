@@ -14,6 +14,7 @@ words or ``""``, ``outcome`` one of :data:`webhook.admission.handler.Outcome`.
 from __future__ import annotations
 
 import bisect
+import collections
 import logging
 import os
 import threading
@@ -110,22 +111,30 @@ class _Pending:
     Writing a multiprocess sample costs a lock, a pid check and an mmap write per value,
     five per review (counter, histogram bucket and sum, gauge up and down): about a tenth
     of wasp's own time per review in the server. So a review only appends its observation
-    under one lock, and a daemon thread per worker aggregates and publishes them every
+    to a deque, and a daemon thread per worker aggregates and publishes them every
     :data:`FLUSH_INTERVAL` seconds and when the worker exits. A scrape sees the counts at
     most that much late; the in-flight gauge is sampled at each flush.
+
+    No lock on the review path: ``deque.append``/``popleft`` and ``set.add``/``discard`` are
+    atomic, and a worker thread handles one review at a time, so the threads inside a review
+    are the reviews in flight. (Locks taken on every review by four threads competing for
+    the GIL cost several percent of the server's throughput.)
     """
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.observations: list[Observation] = []
-        self.in_flight = 0
+        self.observations: collections.deque[Observation] = collections.deque()
+        self.active: set[int] = set()  # ids of the threads handling a review now
         self.flusher: threading.Thread | None = None
+        self.flusher_lock = threading.Lock()
 
     def take(self) -> tuple[list[Observation], int]:
-        with self.lock:
-            taken = self.observations, self.in_flight
-            self.observations = []
-        return taken
+        taken: list[Observation] = []
+        observations = self.observations
+        while True:
+            try:
+                taken.append(observations.popleft())
+            except IndexError:
+                return taken, len(self.active)
 
 
 FLUSH_INTERVAL: t.Final = 1.0
@@ -145,31 +154,25 @@ os.register_at_fork(after_in_child=_reset_after_fork)
 
 def review_started() -> None:
     pending = _pending
-    with pending.lock:
-        pending.in_flight += 1
+    pending.active.add(threading.get_ident())
     if pending.flusher is None:
         _start_flusher(pending)
 
 
 def review_finished() -> None:
-    pending = _pending
-    with pending.lock:
-        pending.in_flight -= 1
+    _pending.active.discard(threading.get_ident())
 
 
 def observe_review(endpoint: str, kind: str, operation: str, outcome: str, seconds: float) -> None:
     """Count one answered review and record its latency (published by the next flush)."""
-    observation = (endpoint, kind, operation, outcome, seconds)
-    pending = _pending
-    with pending.lock:
-        pending.observations.append(observation)
-        full = len(pending.observations) >= MAX_PENDING
-    if full:
+    observations = _pending.observations
+    observations.append((endpoint, kind, operation, outcome, seconds))
+    if len(observations) >= MAX_PENDING:
         flush()  # the flusher is behind: keep memory bounded
 
 
 def _start_flusher(pending: _Pending) -> None:
-    with pending.lock:
+    with pending.flusher_lock:
         if pending.flusher is not None:
             return
         pending.flusher = threading.Thread(
