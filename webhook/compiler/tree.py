@@ -16,11 +16,17 @@ def _filled(value: object) -> bool:
 
 def _slot_problem(item: WorkloadItem) -> str | None:
     # WorkloadInput is a tuple of its four slots; each slot holds leaf and composite data.
-    if item.is_composite:
-        if any(_filled(slot.leaf) for slot in item.input):
-            return f"composite workload item {item.name!r} must not set leaf (PodGroup) building blocks"
-    elif any(_filled(slot.composite) for slot in item.input):
-        return f"leaf workload item {item.name!r} must not set composite (CompositePodGroup) building blocks"
+    # (Loops rather than any(generator): this runs for every node of every review.)
+    if item.children:
+        for slot in item.input:
+            if _filled(slot.leaf):
+                return f"composite workload item {item.name!r} must not set leaf (PodGroup) building blocks"
+        return None
+    for slot in item.input:
+        if _filled(slot.composite):
+            return (
+                f"leaf workload item {item.name!r} must not set composite (CompositePodGroup) building blocks"
+            )
     return None
 
 
