@@ -115,7 +115,9 @@ class ReviewLog:
     most the last interval's lines.
     """
 
-    MAX_PENDING: t.ClassVar[int] = 256  # lines
+    # A flush formats its batch in one go, which costs a line less the bigger the batch; the
+    # cap only bounds memory (~2 MB) when the flusher falls behind.
+    MAX_PENDING: t.ClassVar[int] = 4096  # lines
 
     def __init__(self, logger: logging.Logger, *, flush_interval: float = 1.0) -> None:
         self.logger = logger
