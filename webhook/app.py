@@ -84,7 +84,8 @@ def create_app(
         metrics.CERT_EXPIRY.set(reloader.current.not_after.timestamp())
     kinds = {p.kind for p in policies.policies} | {kind for _, kind in VALIDATORS} | {"Pod"}
     state = WaspState(settings, policies, reloader, frozenset(kinds))
-    REVIEW_LINES.flush_interval = settings.log_flush_interval
+    REVIEW_LINES.flush_interval = settings.flush_interval
+    metrics.FLUSH_INTERVAL = settings.flush_interval or metrics.FLUSH_INTERVAL
 
     app = Flask("webhook")
     app.extensions["wasp"] = state

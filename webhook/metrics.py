@@ -137,7 +137,7 @@ class _Pending:
                 return taken, len(self.active)
 
 
-FLUSH_INTERVAL: t.Final = 1.0
+FLUSH_INTERVAL = 1.0  # seconds; Settings.flush_interval sets it (0 keeps it)
 MAX_PENDING: t.Final = 50_000  # observations; ~10 s of one worker at full speed
 _pending = _Pending()
 

@@ -48,8 +48,9 @@ class Settings:
     cert_poll_interval: float = 2.0
     max_body_bytes: int = MAX_BODY_BYTES
     log_level: str = "info"
-    # Review log lines are written in batches this often (0: each line at once); see ReviewLog.
-    log_flush_interval: float = 1.0
+    # Review metrics and log lines are published in batches this often (0: each log line at
+    # once); see metrics._Pending and logs.ReviewLog.
+    flush_interval: float = 1.0
 
     @property
     def serving_url(self) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import http.client
+import signal
 import socket
 import ssl
 import subprocess
@@ -163,7 +164,7 @@ def test_metrics_count_every_review_across_both_workers(server: ServerProcess) -
     )
     assert metric(server, "wasp_admission_in_flight_requests") == 0
     assert metric(server, "wasp_certificate_expiry_timestamp_seconds") > time.time()
-    # Review lines are written in batches too (--log-flush-interval, default 1 s).
+    # Review lines are written in batches too (--flush-interval, default 1 s).
     time.sleep(1.5)
     reviews = [orjson.loads(line) for line in server.stderr().splitlines() if '"msg":"review"' in line]
     assert len(reviews) >= 40
@@ -374,3 +375,33 @@ def test_the_dev_command_prints_a_working_curl_line(tmp_path: Path) -> None:
         assert answer["response"]["allowed"] is False
     finally:
         server.stop()
+
+
+def test_a_replaced_worker_publishes_its_last_metrics_and_log_lines(tmp_path: Path) -> None:
+    # With a flush interval far beyond the test, only worker_exit can publish: a graceful
+    # worker replacement (SIGHUP) must lose neither counts nor review lines.
+    server = start_server(tmp_path, "--workers", "1", "--flush-interval", "60")
+    try:
+        labels = {"endpoint": "validate", "kind": "Job", "operation": "CREATE", "outcome": "allowed"}
+        api = apiserver(server)
+        for _ in range(7):
+            api.post("/validate", build_review(job(min_count=4)))
+        api.close()
+        time.sleep(1.5)
+        assert metric(server, "wasp_admission_requests_total", **labels) == 0, "published before the exit"
+        assert '"msg":"review"' not in server.stderr()
+        server.proc.send_signal(signal.SIGHUP)  # gunicorn: new worker, old one exits gracefully
+        deadline = time.monotonic() + 20
+        while metric(server, "wasp_admission_requests_total", **labels) < 7:
+            assert time.monotonic() < deadline, server.stderr()
+            time.sleep(0.2)
+        assert metric(server, "wasp_admission_requests_total", **labels) == 7
+        assert metric(server, "wasp_admission_duration_seconds_count", endpoint="validate") == 7
+        reviews = [line for line in server.stderr().splitlines() if '"msg":"review"' in line]
+        assert len(reviews) == 7
+        server.wait_ready()  # and the new worker serves
+        api = apiserver(server)
+        assert api.post("/validate", build_review(job(min_count=4)))["response"]["allowed"]
+        api.close()
+    finally:
+        assert server.stop() == 0

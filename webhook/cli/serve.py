@@ -153,11 +153,12 @@ def _dev_certs(state_dir: Path) -> tuple[Path, Path, Path]:
     "--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default="info", show_default=True
 )
 @_option(
-    "--log-flush-interval",
+    "--flush-interval",
     type=click.FloatRange(0, 60),
     default=1.0,
     show_default=True,
-    help="Seconds between writes of the per-review log lines (0: write each line at once).",
+    help="Seconds between publications of the per-review metrics and log lines "
+    "(0: write each log line at once).",
 )
 def serve(
     dev: bool,
@@ -174,7 +175,7 @@ def serve(
     workers: int,
     threads: int,
     log_level: str,
-    log_flush_interval: float,
+    flush_interval: float,
 ) -> None:
     """Serve POST /validate and /mutate over HTTPS, probes and metrics over plain HTTP.
 
@@ -202,7 +203,7 @@ def serve(
         cert_file=cert_file, key_file=key_file, client_ca_file=client_ca_file, policy_dirs=policy_dirs,
         builtin_policies=builtin_policies, gates=gates, bind_address=bind_address or "0.0.0.0", port=port,
         metrics_port=metrics_port, workers=workers, threads=threads, log_level=log_level,
-        log_flush_interval=log_flush_interval,
+        flush_interval=flush_interval,
     )  # fmt: skip
     try:
         settings.check()
@@ -225,6 +226,7 @@ def _run(settings: Settings) -> None:
     # must never be merged into ours. Set before prometheus_client is first imported.
     metrics_dir = tempfile.mkdtemp(prefix="wasp-metrics-")
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
+    arbiter = os.getpid()
     try:
         from webhook.app import create_app
         from webhook.policy import PolicySet
@@ -239,4 +241,7 @@ def _run(settings: Settings) -> None:
         app = create_app(settings, policies=policies)
         WaspServer(settings, app).run()
     finally:
-        shutil.rmtree(metrics_dir, ignore_errors=True)
+        # Workers are forks of this process and leave through here too (SystemExit): only the
+        # arbiter may remove the directory, or the next worker it spawns cannot start.
+        if os.getpid() == arbiter:
+            shutil.rmtree(metrics_dir, ignore_errors=True)
