@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import logging
+import os
 import re
 import threading
 import typing as t
@@ -176,3 +177,26 @@ def test_every_line_has_every_key(
     log.flush()
     [line] = lines(path)
     assert {k: v for k, v in line.items() if k not in ("time", "level", "logger", "msg")} == expected
+
+
+def test_a_broken_log_pipe_never_fails_the_review(caplog: pytest.LogCaptureFixture) -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # nobody reads: every write fails with EPIPE
+    stream = os.fdopen(write_end, "w")
+    logger = logging.getLogger("wasp-test.broken-pipe")
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter())
+    logger.addHandler(handler)
+    try:
+        log = ReviewLog(logger, flush_interval=0)
+        with caplog.at_level(logging.ERROR, logger="wasp"):
+            log.write(ENTRY)  # must not raise: the review is answered regardless
+        assert any("could not write review log lines" in r.getMessage() for r in caplog.records)
+    finally:
+        logger.removeHandler(handler)
+        try:
+            stream.close()
+        except OSError:
+            pass

@@ -172,7 +172,7 @@ class ReviewLog:
         pending = self._pending
         pending.append((time.time(), entry))
         if self.flush_interval <= 0 or len(pending) >= self.MAX_PENDING:
-            self.flush()
+            self._flush_safely()
         elif self._flusher is None:
             self._start_flusher()
 
@@ -204,14 +204,18 @@ class ReviewLog:
             self._flusher = threading.Thread(target=self._flush_forever, name="wasp-review-log", daemon=True)
         self._flusher.start()
 
+    def _flush_safely(self) -> None:
+        # A broken log pipe must neither fail the review being answered nor kill the flusher.
+        try:
+            self.flush()
+        except Exception:  # noqa: BLE001
+            logging.getLogger("wasp").exception("could not write review log lines")
+
     def _flush_forever(self) -> None:
         me = threading.current_thread()
         while self._flusher is me:
             time.sleep(self.flush_interval)
-            try:
-                self.flush()
-            except Exception:  # noqa: BLE001 - a log pipe problem must not kill the flusher
-                logging.getLogger("wasp").exception("could not write review log lines")
+            self._flush_safely()
 
 
 def _emit(stream: t.TextIO, data: bytes) -> None:

@@ -168,7 +168,7 @@ def observe_review(endpoint: str, kind: str, operation: str, outcome: str, secon
     observations = _pending.observations
     observations.append((endpoint, kind, operation, outcome, seconds))
     if len(observations) >= MAX_PENDING:
-        flush()  # the flusher is behind: keep memory bounded
+        _flush_safely()  # the flusher is behind: keep memory bounded
 
 
 def _start_flusher(pending: _Pending) -> None:
@@ -181,13 +181,18 @@ def _start_flusher(pending: _Pending) -> None:
     pending.flusher.start()
 
 
+def _flush_safely() -> None:
+    # Metrics must never fail a review, stop the flusher, nor take a worker down.
+    try:
+        flush()
+    except Exception:  # noqa: BLE001
+        logging.getLogger("wasp.metrics").exception("could not publish review metrics")
+
+
 def _flush_forever(pending: _Pending) -> None:
     while pending is _pending:
         time.sleep(FLUSH_INTERVAL)
-        try:
-            flush()
-        except Exception:  # noqa: BLE001 - metrics must never stop, nor take a worker down
-            logging.getLogger("wasp.metrics").exception("could not publish review metrics")
+        _flush_safely()
 
 
 def flush() -> None:
