@@ -100,23 +100,20 @@ class ReviewLog:
     Going through ``logging`` (record, formatter, handler) costs ~35 µs per line, a fifth of a
     whole review. Here a review only queues a :class:`ReviewEntry` (a tuple of scalars); a
     flush formats the batch (the fixed head of a line is bytes cached per second, the fields
-    one ``orjson.dumps``) and writes it in one ``write(2)``. Formatting each line between two
-    reviews cost several times more than in a batch, where its code and data stay in cache.
-    It honours the level of the ``wasp.review`` logger and writes to the stream of the first
+    one ``orjson.dumps``) and writes it in one ``write(2)``. It honours the level of the ``wasp.review`` logger and writes to the stream of the first
     ``StreamHandler`` with a :class:`JsonFormatter` on its way to the root, so
     ``logging_config`` (or a test's configuration) still decides where lines go. Without
     such a handler it falls back to ordinary logging.
 
     Batches are written every ``flush_interval`` seconds, at :attr:`MAX_PENDING` lines and by
     :meth:`flush` at worker exit, like nginx's ``access_log … flush=`` and Envoy's access log
-    flush interval: a ``write(2)`` per review released the GIL once per review, and in a
-    worker whose threads compete for it that cost ~0.1 of the server's throughput.
-    ``flush_interval`` 0 writes every line at once. A worker killed with SIGKILL loses at
+    flush interval: a ``write(2)`` per review is a system call and a GIL release per review,
+    in a worker whose four threads compete for the GIL. ``flush_interval`` 0 writes every line at once. A worker killed with SIGKILL loses at
     most the last interval's lines.
     """
 
-    # A flush formats its batch in one go, which costs a line less the bigger the batch; the
-    # cap only bounds memory (~2 MB) when the flusher falls behind.
+    # Normally the flusher writes about a second of lines at once; the cap bounds memory
+    # (~2 MB) if it falls behind.
     MAX_PENDING: t.ClassVar[int] = 4096  # lines
 
     def __init__(self, logger: logging.Logger, *, flush_interval: float = 1.0) -> None:

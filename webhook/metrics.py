@@ -117,8 +117,7 @@ class _Pending:
 
     No lock on the review path: ``deque.append``/``popleft`` and ``set.add``/``discard`` are
     atomic, and a worker thread handles one review at a time, so the threads inside a review
-    are the reviews in flight. (Locks taken on every review by four threads competing for
-    the GIL cost several percent of the server's throughput.)
+    are the reviews in flight.
     """
 
     def __init__(self) -> None:
