@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import logging
 import os
@@ -26,19 +27,27 @@ def entry(uid: str, **changes: t.Any) -> ReviewEntry:
     return ENTRY._replace(uid=uid, **changes)
 
 
+@contextlib.contextmanager
+def json_logger(name: str, stream: t.TextIO) -> t.Iterator[logging.Logger]:
+    """A logger of its own whose one JsonFormatter handler writes to ``stream``."""
+    logger = logging.getLogger(f"wasp-test.{name}")
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter())
+    logger.addHandler(handler)
+    try:
+        yield logger
+    finally:
+        logger.removeHandler(handler)
+
+
 @pytest.fixture
 def review_log(tmp_path: Path) -> t.Iterator[tuple[ReviewLog, Path]]:
-    """A ReviewLog on its own logger whose JSON handler writes to a real file (a real fd)."""
+    """A ReviewLog whose JSON handler writes to a real file (a real file descriptor)."""
     path = tmp_path / "out.log"
-    with path.open("w") as stream:
-        logger = logging.getLogger(f"wasp-test.{tmp_path.name}")
-        logger.setLevel(logging.INFO)
-        logger.propagate = False
-        handler = logging.StreamHandler(stream)
-        handler.setFormatter(JsonFormatter())
-        logger.addHandler(handler)
+    with path.open("w") as stream, json_logger(tmp_path.name, stream) as logger:
         yield ReviewLog(logger, flush_interval=3600), path
-        logger.removeHandler(handler)
 
 
 def lines(path: Path) -> list[dict[str, t.Any]]:
@@ -123,18 +132,9 @@ def test_concurrent_writers_never_interleave_lines(review_log: tuple[ReviewLog, 
 
 def test_a_stream_without_a_descriptor_gets_text() -> None:
     stream = io.StringIO()
-    logger = logging.getLogger("wasp-test.stringio")
-    logger.setLevel(logging.INFO)
-    logger.propagate = False
-    handler = logging.StreamHandler(stream)
-    handler.setFormatter(JsonFormatter())
-    logger.addHandler(handler)
-    try:
-        log = ReviewLog(logger, flush_interval=0)
-        log.write(ENTRY)
-        assert orjson.loads(stream.getvalue())["uid"] == "u-1"
-    finally:
-        logger.removeHandler(handler)
+    with json_logger("stringio", stream) as logger:
+        ReviewLog(logger, flush_interval=0).write(ENTRY)
+    assert orjson.loads(stream.getvalue())["uid"] == "u-1"
 
 
 @pytest.mark.parametrize(
@@ -182,21 +182,7 @@ def test_every_line_has_every_key(
 def test_a_broken_log_pipe_never_fails_the_review(caplog: pytest.LogCaptureFixture) -> None:
     read_end, write_end = os.pipe()
     os.close(read_end)  # nobody reads: every write fails with EPIPE
-    stream = os.fdopen(write_end, "w")
-    logger = logging.getLogger("wasp-test.broken-pipe")
-    logger.setLevel(logging.INFO)
-    logger.propagate = False
-    handler = logging.StreamHandler(stream)
-    handler.setFormatter(JsonFormatter())
-    logger.addHandler(handler)
-    try:
-        log = ReviewLog(logger, flush_interval=0)
+    with os.fdopen(write_end, "w") as stream, json_logger("broken-pipe", stream) as logger:
         with caplog.at_level(logging.ERROR, logger="wasp"):
-            log.write(ENTRY)  # must not raise: the review is answered regardless
-        assert any("could not write review log lines" in r.getMessage() for r in caplog.records)
-    finally:
-        logger.removeHandler(handler)
-        try:
-            stream.close()
-        except OSError:
-            pass
+            ReviewLog(logger, flush_interval=0).write(ENTRY)  # must not raise
+        assert [r.exc_info[0] for r in caplog.records if r.exc_info] == [BrokenPipeError]

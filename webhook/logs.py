@@ -97,19 +97,20 @@ class ReviewEntry(t.NamedTuple):
 class ReviewLog:
     """Writes the one-per-review line in :class:`JsonFormatter`'s format, straight to the stream.
 
-    Going through ``logging`` (record, formatter, handler) costs ~35 µs per line, a fifth of a
-    whole review. Here a review only queues a :class:`ReviewEntry` (a tuple of scalars); a
+    Going through ``logging`` (record, formatter, handler) costs ~35 µs per line, a fifth of
+    a whole review. Here a review only queues a :class:`ReviewEntry` (a tuple of scalars); a
     flush formats the batch (the fixed head of a line is bytes cached per second, the fields
-    one ``orjson.dumps``) and writes it in one ``write(2)``. It honours the level of the ``wasp.review`` logger and writes to the stream of the first
-    ``StreamHandler`` with a :class:`JsonFormatter` on its way to the root, so
-    ``logging_config`` (or a test's configuration) still decides where lines go. Without
-    such a handler it falls back to ordinary logging.
+    one ``orjson.dumps``) and writes it in one ``write(2)``. It honours the level of the
+    ``wasp.review`` logger and writes to the stream of the first ``StreamHandler`` with a
+    :class:`JsonFormatter` on its way to the root, so ``logging_config`` (or a test's
+    configuration) still decides where lines go. Without such a handler it falls back to
+    ordinary logging.
 
     Batches are written every ``flush_interval`` seconds, at :attr:`MAX_PENDING` lines and by
     :meth:`flush` at worker exit, like nginx's ``access_log … flush=`` and Envoy's access log
     flush interval: a ``write(2)`` per review is a system call and a GIL release per review,
-    in a worker whose four threads compete for the GIL. ``flush_interval`` 0 writes every line at once. A worker killed with SIGKILL loses at
-    most the last interval's lines.
+    in a worker whose four threads compete for the GIL. ``flush_interval`` 0 writes every
+    line at once. A worker killed with SIGKILL loses at most the last interval's lines.
     """
 
     # Normally the flusher writes about a second of lines at once; the cap bounds memory
@@ -211,7 +212,8 @@ class ReviewLog:
     def _flush_forever(self) -> None:
         me = threading.current_thread()
         while self._flusher is me:
-            time.sleep(self.flush_interval)
+            # Interval 0 (set after the flusher started) means writes flush themselves.
+            time.sleep(self.flush_interval if self.flush_interval > 0 else 1.0)
             self._flush_safely()
 
 
@@ -229,5 +231,5 @@ def _emit(stream: t.TextIO, data: bytes) -> None:
             return
         except BlockingIOError:
             pass  # a non-blocking descriptor: let the stream buffer the rest
-    stream.write(data.decode())
+    stream.write(data.decode(errors="replace"))  # a partial write may have split a character
     stream.flush()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from webhook.compiler.types import WorkloadItem
 
-__all__ = ["check_tree", "walk"]
+__all__ = ["check_tree"]
 
 
 def _filled(value: object) -> bool:
@@ -60,14 +60,3 @@ def check_tree(root: WorkloadItem) -> str | None:
 
 def _where(parent: WorkloadItem | None, index: int) -> str:
     return "root" if parent is None else f"{parent.name!r}.children[{index}]"
-
-
-def walk(root: WorkloadItem) -> list[WorkloadItem]:
-    """Every node in pre-order (the tree must have passed :func:`check_tree`)."""
-    out: list[WorkloadItem] = []
-    stack = [root]
-    while stack:
-        item = stack.pop()
-        out.append(item)
-        stack.extend(child for child in reversed(item.children) if child is not None)
-    return out
