@@ -1039,3 +1039,108 @@ def test_deep_nesting_does_not_raise() -> None:
         value = {"x": value}
     errors = validate_block(BlockType.SCHEDULING, value, BASE)
     assert errors  # Forbidden for "x", or an InternalError if the nesting defeats recursion
+
+
+# --------------------------------------------------------------------------- is_valid fast path
+
+
+class _Dict(dict[str, Any]):
+    pass
+
+
+class _List(list[Any]):
+    pass
+
+
+class _Str(str):
+    pass
+
+
+class _Int(int):
+    pass
+
+
+def _nested(depth: int) -> dict[str, Any]:
+    value: dict[str, Any] = {"gang": {"minCount": 4}}
+    for _ in range(depth):
+        value = {"schedulingPolicy": value}
+    return value
+
+
+GANG_BLOCK = {"schedulingPolicy": {"gang": {"minCount": 4}}}
+
+# Inputs that _is_plain must hand to _normalize (something to drop or replace, something to flag,
+# a subclass, or nesting it does not vouch for), with is_valid's verdict on each.
+NOT_PLAIN_CASES: list[tuple[str, object, bool]] = [
+    ("null-member", {**GANG_BLOCK, "disruptionMode": None}, True),
+    ("null-nested-member", {"schedulingPolicy": {"gang": {"minCount": None}}}, True),
+    ("null-list-item", {"resourceClaims": [None]}, False),
+    ("null-block", None, False),
+    ("float", {"schedulingPolicy": {"gang": {"minCount": 4.0}}}, False),
+    ("nan", {"schedulingPolicy": {"gang": {"minCount": float("nan")}}}, False),
+    ("int-above-int64", {"schedulingPolicy": {"gang": {"minCount": 2**63}}}, False),
+    ("int-below-int64", {"schedulingPolicy": {"gang": {"minCount": -(2**63) - 1}}}, False),
+    ("int-key", {1: {}}, False),
+    ("str-subclass-key", {_Str("schedulingPolicy"): {"basic": {}}}, False),
+    ("str-subclass-value", {"resourceClaims": [{"name": _Str("gpus"), "resourceClaimName": "c"}]}, False),
+    ("int-subclass-value", {"schedulingPolicy": {"gang": {"minCount": _Int(4)}}}, False),
+    ("dict-subclass", {"schedulingPolicy": _Dict(gang={"minCount": 4})}, True),
+    ("list-subclass", {"resourceClaims": _List()}, True),
+    ("tuple", {"resourceClaims": ({"name": "gpus", "resourceClaimName": "c"},)}, False),
+    ("object", {"schedulingPolicy": object()}, False),
+    ("too-deep", _nested(S._PLAIN_DEPTH + 1), False),
+]
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"), [c[1:] for c in NOT_PLAIN_CASES], ids=[c[0] for c in NOT_PLAIN_CASES]
+)
+def test_fast_path_hands_over(value: object, expected: bool) -> None:
+    assert not S._is_plain(value)
+    assert S.is_valid(BlockType.SCHEDULING, value) is expected
+
+
+PLAIN_CASES: list[tuple[str, object]] = [
+    ("gang", GANG_BLOCK),
+    ("all-four-fields", EXAMPLE_JOB_SCHEDULING),
+    ("int64-bounds", {"x": [2**63 - 1, -(2**63)]}),
+    ("bools-and-empties", {"a": True, "b": False, "c": {}, "d": [], "e": ""}),
+    ("list-of-lists", [[], [{}], [[["x"]]]]),
+    ("at-depth-limit", _nested(S._PLAIN_DEPTH - 1)),
+]
+
+
+@pytest.mark.parametrize("value", [c[1] for c in PLAIN_CASES], ids=[c[0] for c in PLAIN_CASES])
+def test_fast_path_takes_plain_json(value: object) -> None:
+    assert S._is_plain(value)
+    scan = S._Scan()
+    assert S._normalize(value, scan) is value
+    assert not scan.slow_only
+
+
+def _old_is_valid(block: BlockType, value: object) -> bool:
+    """is_valid as it was before the fast path: always through _normalize."""
+    try:
+        scan = S._Scan()
+        new = S._normalize(value, scan)
+    except RecursionError:
+        return False
+    return not scan.slow_only and S._fast_verdict(S._FAST[block], new) is True
+
+
+@HYPOTHESIS
+@given(st.sampled_from(list(BlockType)), st.one_of(BLOCK_AND_VALUE.map(lambda bv: bv[1]), JSON))
+def test_fast_path_is_exact(block: BlockType, value: Any) -> None:
+    scan = S._Scan()
+    unchanged = S._normalize(value, scan) is value and not scan.slow_only
+    if type(value) in (dict, list):
+        # Exact containers of shallow JSON: plain exactly when _normalize has nothing to do.
+        assert S._is_plain(value) is unchanged
+    else:
+        assert not S._is_plain(value)
+    assert S.is_valid(block, value) is _old_is_valid(block, value)
+
+
+def test_is_valid_deep_nesting_is_false() -> None:
+    for value in (_nested(5000), _nested(990)):
+        assert S.is_valid(BlockType.SCHEDULING, value) is False
