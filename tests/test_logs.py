@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import decimal
 import io
 import logging
 import os
@@ -14,6 +15,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from webhook import logs
 from webhook.logs import JsonFormatter, ReviewEntry, ReviewLog
 
 ENTRY = ReviewEntry("validate", "u-1", "Job", "default", "train", "CREATE", False, "allowed", 7, 1.234)
@@ -186,3 +188,63 @@ def test_a_broken_log_pipe_never_fails_the_review(caplog: pytest.LogCaptureFixtu
         with caplog.at_level(logging.ERROR, logger="wasp"):
             ReviewLog(logger, flush_interval=0).write(ENTRY)  # must not raise
         assert [r.exc_info[0] for r in caplog.records if r.exc_info] == [BrokenPipeError]
+
+
+# The line's head at 2023-11-14T22:13:20 UTC (1_700_000_000), for a logger "wasp-test.exact-bytes".
+EXACT_HEAD = (
+    '{"time":"2023-11-14T22:13:20.%s+00:00","level":"info","logger":"wasp-test.exact-bytes","msg":"review",'
+)
+ENTRY_JSON = (
+    '"endpoint":"validate","uid":"u-1","kind":"Job","namespace":"default","name":"train",'
+    '"operation":"CREATE","dry_run":false,"outcome":"allowed","pid":7,"latency_ms":1.234'
+)
+
+
+@pytest.mark.parametrize(
+    ("now", "review", "expected"),
+    [
+        pytest.param(
+            1_700_000_000.25,
+            ENTRY,
+            EXACT_HEAD % "250" + ENTRY_JSON + ',"code":null,"error":null,"causes":null}',
+            id="allowed",
+        ),
+        pytest.param(
+            1_700_000_000.0005,
+            ENTRY._replace(outcome="denied", code=403, causes=2),
+            EXACT_HEAD % "000"
+            + ENTRY_JSON.replace('"allowed"', '"denied"')
+            + ',"code":403,"error":null,"causes":2}',
+            id="denied-millisecond-truncated",
+        ),
+        pytest.param(
+            1_700_000_000.999,
+            ReviewEntry(
+                "mutate", "", None, None, None, None, True, "malformed", 7, 0.1, 400, 'bad "body"\n\\ é\x00'
+            ),
+            EXACT_HEAD % "999"
+            + '"endpoint":"mutate","uid":"","kind":null,"namespace":null,"name":null,"operation":null,'
+            + '"dry_run":true,"outcome":"malformed","pid":7,"latency_ms":0.1,"code":400,'
+            + '"error":"bad \\"body\\"\\n\\\\ é\\u0000","causes":null}',
+            id="error-escaped-as-json",
+        ),
+        pytest.param(
+            1_700_000_000.25,
+            ENTRY._replace(latency_ms=t.cast(float, decimal.Decimal("1.50"))),
+            EXACT_HEAD % "250"
+            + ENTRY_JSON.replace("1.234", '"1.50"')
+            + ',"code":null,"error":null,"causes":null}',
+            id="not-json-becomes-its-str",
+        ),
+    ],
+)
+def test_the_exact_bytes_of_a_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, now: float, review: ReviewEntry, expected: str
+) -> None:
+    monkeypatch.setattr(logs, "_clock", lambda: now)
+    path = tmp_path / "out.log"
+    with path.open("w") as stream, json_logger("exact-bytes", stream) as logger:
+        log = ReviewLog(logger, flush_interval=3600)
+        log.write(review)
+        log.flush()
+    assert path.read_bytes() == (expected + "\n").encode()

@@ -22,6 +22,9 @@ __all__ = ["JsonFormatter", "REVIEW_LOGGER", "ReviewEntry", "ReviewLog", "loggin
 
 REVIEW_LOGGER: t.Final = "wasp.review"
 
+# Bound once: a module attribute lookup less on the review path (~5 ns of ~190 ns a write).
+_clock: t.Final = time.time
+
 
 class JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
@@ -122,7 +125,10 @@ class ReviewLog:
         self.flush_interval = flush_interval
         self._second = -1
         self._head = b""
-        self._middle = b'+00:00","level":"info","logger":' + orjson.dumps(logger.name) + b',"msg":"review"'
+        # What follows the second in every line, by millisecond: indexing this beats formatting
+        # "%03d" and joining the constant middle per line.
+        middle = b'+00:00","level":"info","logger":' + orjson.dumps(logger.name) + b',"msg":"review",'
+        self._after_second = tuple(b"%03d%s" % (ms, middle) for ms in range(1000))
         self._reset()
         os.register_at_fork(after_in_child=self._reset)
         atexit.register(self.flush)
@@ -149,26 +155,38 @@ class ReviewLog:
             current = current.parent if current.propagate else None
         return None
 
-    def _line(self, now: float, entry: ReviewEntry) -> bytes:
-        second = int(now)
-        if second != self._second:  # formatting the date is the slow part; once a second
-            stamp = datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%S")
-            self._head = f'{{"time":"{stamp}.'.encode()
-            self._second = second
-        # JsonFormatter's key order: time, level, logger, msg, then the fields.
-        tail = orjson.dumps(entry.fields(), default=str)
-        return b"%s%03d%s%s%s\n" % (
-            self._head,
-            int((now - second) * 1000),
-            self._middle,
-            b"," if len(tail) > 2 else b"",
-            tail[1:],
-        )
+    def _lines(self, entries: list[tuple[float, ReviewEntry]]) -> bytes:
+        """The batch's lines, byte for byte ``JsonFormatter``'s format of each entry."""
+        after_second = self._after_second
+        second, head = self._second, self._head
+        lines: list[bytes] = []
+        append = lines.append
+        # One loop for the batch, the entry unpacked into a dict display: dict(zip(...)) took
+        # ~0.65 µs a line, three times the orjson.dumps. A field added to ReviewEntry fails
+        # this unpacking (and the tests) until it is added here too.
+        for now, (endpoint, uid, kind, namespace, name, operation, dry_run, outcome, pid,
+                  latency_ms, code, error, causes) in entries:  # fmt: skip
+            if int(now) != second:  # formatting the date is the slow part; once a second
+                second = int(now)
+                stamp = datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+                head = self._head = f'{{"time":"{stamp}.'.encode()
+                self._second = second
+            # JsonFormatter's key order: time, level, logger, msg, then the fields. The fields
+            # object's "{" is dropped: its keys continue the line's object.
+            fields = {
+                "endpoint": endpoint, "uid": uid, "kind": kind, "namespace": namespace, "name": name,
+                "operation": operation, "dry_run": dry_run, "outcome": outcome, "pid": pid,
+                "latency_ms": latency_ms, "code": code, "error": error, "causes": causes,
+            }  # fmt: skip
+            tail = orjson.dumps(fields, default=str, option=orjson.OPT_APPEND_NEWLINE)
+            # time.time() is never negative, so the millisecond is 0..999.
+            append(head + after_second[int((now - second) * 1000)] + tail[1:])
+        return b"".join(lines)
 
     def write(self, entry: ReviewEntry) -> None:
         """Queue one review's line (written at once when ``flush_interval`` is 0)."""
         pending = self._pending
-        pending.append((time.time(), entry))
+        pending.append((_clock(), entry))
         if self.flush_interval <= 0 or len(pending) >= self.MAX_PENDING:
             self._flush_safely()
         elif self._flusher is None:
@@ -192,8 +210,7 @@ class ReviewLog:
                 for _, entry in entries:
                     self.logger.info("review", extra={"fields": entry.fields()})
                 return
-            line = self._line
-            _emit(stream, b"".join([line(now, entry) for now, entry in entries]))
+            _emit(stream, self._lines(entries))
 
     def _start_flusher(self) -> None:
         with self._flusher_lock:
