@@ -25,13 +25,22 @@ _BASIC: t.Final = SchedulingConfig(SchedulingPolicy.of_basic())
 def get_path(value: object, path: FieldPath) -> object:
     """The value at ``path`` below ``value``, or ``None`` when any step is absent or not traversable."""
     current = value
+    # Nearly every step of a policy path is a field name in a dict: that loop is the fast one.
     for seg in path.segments:
-        # Names first: nearly every step of a policy path is a field name.
-        if type(seg) is str:
-            if not isinstance(current, dict):
-                return None
-            current = current.get(seg)
-        elif isinstance(seg, int):
+        if type(seg) is not str:
+            return _get_path_general(value, path)
+        if not isinstance(current, dict):
+            return None
+        current = current.get(seg)
+        if current is None:
+            return None
+    return current
+
+
+def _get_path_general(value: object, path: FieldPath) -> object:
+    current = value
+    for seg in path.segments:
+        if isinstance(seg, int):
             if not isinstance(current, list) or seg >= len(current):
                 return None
             current = current[seg]
@@ -108,6 +117,17 @@ class _Builder:
         is reported as a type error at that step instead of reading as "absent".
         """
         current = context
+        for seg in path.segments:
+            if current is None:
+                return None
+            if type(seg) is not str or not isinstance(current, dict):
+                # Index and key steps, and every error, take the general walk.
+                return self._lookup_general(context, context_path, path)
+            current = current.get(seg)
+        return current
+
+    def _lookup_general(self, context: object, context_path: FieldPath, path: FieldPath) -> object:
+        current = context
         segments = path.segments
         for i, seg in enumerate(segments):
             if current is None:
@@ -148,11 +168,11 @@ class _Builder:
         key: str | None = None,
         index: int | None = None,
     ) -> ObjectNode:
-        path = context_path / spec.path
+        path = context_path / spec.path if context_path.segments else spec.path
         block = self.lookup(context, context_path, spec.path)
         name = template_name(spec.template_name, name=self.name, key=key or "", index=index)
         # The compiler item is set below, once the children (part of it) are known.
-        node = ObjectNode(spec, _NO_ITEM, path, context_path, context, block, name, key)
+        node = ObjectNode(spec, _NO_ITEM, path, context_path, context, block, name, key, children=[])
         self.pod_count(node)
         for child_spec in spec.children:
             node.children.extend(self.children(child_spec, context, context_path))

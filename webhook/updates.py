@@ -36,10 +36,6 @@ def normalize(value: object) -> object:
     return value
 
 
-def _member(block: object, name: str) -> object:
-    return block.get(name) if isinstance(block, dict) else None
-
-
 def _variant(policy: object) -> tuple[bool, bool]:
     """Which of (basic, gang) the policy sets."""
     if not isinstance(policy, dict):
@@ -54,14 +50,17 @@ def _same(new: object, old: object) -> bool:
 
 def _elastic(node: ObjectNode, old: ObjectNode) -> list[FieldError]:
     new_block, old_block = node.block, old.block
-    if new_block is None and old_block is None:
-        return []
+    if new_block == old_block:
+        return []  # unchanged (or absent before and after): no rule can fire
     if old_block is None:
         return [invalid(node.path, new_block, "field cannot be set once created", origin="update")]
     if new_block is None:
         return [invalid(node.path, None, "field cannot be cleared once set", origin="update")]
     errors: list[FieldError] = []
-    new_policy, old_policy = _member(new_block, "schedulingPolicy"), _member(old_block, "schedulingPolicy")
+    # A block of the wrong type has no members (the structural layer reports its type).
+    new_members = new_block if isinstance(new_block, dict) else {}
+    old_members = old_block if isinstance(old_block, dict) else {}
+    new_policy, old_policy = new_members.get("schedulingPolicy"), old_members.get("schedulingPolicy")
     if old_policy is None and new_policy is not None:
         errors.append(
             invalid(
@@ -89,10 +88,9 @@ def _elastic(node: ObjectNode, old: ObjectNode) -> list[FieldError]:
                     origin="update",
                 )
             )
-    blocks = _COMPOSITE_BLOCKS if node.spec.composite else _LEAF_BLOCKS
-    for name in blocks:
-        new_value, old_value = _member(new_block, name), _member(old_block, name)
-        if not _same(new_value, old_value):
+    for name in _COMPOSITE_BLOCKS if node.spec.composite else _LEAF_BLOCKS:
+        new_value, old_value = new_members.get(name), old_members.get(name)
+        if new_value != old_value and normalize(new_value) != normalize(old_value):
             errors.append(invalid(node.path.child(name), new_value, _IMMUTABLE, origin="immutable"))
     return errors
 

@@ -166,9 +166,7 @@ class Builder:
 
     def validate(self, old_root: WorkloadItem | None = None) -> list[FieldError]:
         """Every error in the tree (upstream ``Validate``); ``old_root`` set means UPDATE."""
-        from webhook.compiler.validate import validate_builder
-
-        return validate_builder(self, old_root)
+        return _validate.validate_builder(self, old_root)
 
     def build_workload(self) -> Json:
         """The compiled ``scheduling.k8s.io/v1beta1`` Workload; cached after the first success.
@@ -236,3 +234,8 @@ class Builder:
         return podgroup.new_composite_pod_group(
             self._template_index(), name, template_name, self.options.owner
         )
+
+
+# Last, because validate.py imports resolve from this module (either may be imported first);
+# a module-level import, since an import statement in validate() would run on every review.
+from webhook.compiler import validate as _validate  # noqa: E402

@@ -9,21 +9,17 @@ from webhook.compiler.types import WorkloadItem
 __all__ = ["check_tree"]
 
 
-def _filled(value: object) -> bool:
-    # An empty claims list fills nothing; every other slot is filled when non-None.
-    return value is not None and value != []
-
-
 def _slot_problem(item: WorkloadItem) -> str | None:
     # WorkloadInput is a tuple of its four slots; each slot holds leaf and composite data.
+    # A slot is filled when non-None, except that an empty claims list fills nothing.
     # (Loops rather than any(generator): this runs for every node of every review.)
     if item.children:
         for slot in item.input:
-            if _filled(slot.leaf):
+            if slot.leaf is not None and slot.leaf != []:
                 return f"composite workload item {item.name!r} must not set leaf (PodGroup) building blocks"
         return None
     for slot in item.input:
-        if _filled(slot.composite):
+        if slot.composite is not None and slot.composite != []:
             return (
                 f"leaf workload item {item.name!r} must not set composite (CompositePodGroup) building blocks"
             )
@@ -36,6 +32,11 @@ def check_tree(root: WorkloadItem) -> str | None:
     Problems: a nil node, an empty name, a name used twice anywhere in the tree, a node
     that fills slots of the other kind (leaf vs composite).
     """
+    if root is not None and not root.children:
+        # A single leaf, the shape of most objects: no stack, no name set.
+        if not root.name:
+            return f"workload item at {_where(None, 0)} has an empty name"
+        return _slot_problem(root)
     seen: set[str] = set()
     # (item, parent, index): where a node sits is spelled out only for a problem.
     stack: list[tuple[WorkloadItem | None, WorkloadItem | None, int]] = [(root, None, 0)]

@@ -225,7 +225,7 @@ class WorkloadItem:
     name: str
     path: FieldPath | None = None
     default_config: SchedulingConfig | None = None
-    input: WorkloadInput = field(default_factory=WorkloadInput)
+    input: WorkloadInput = _EMPTY_INPUT  # immutable, so shared
     callbacks: t.Sequence[Callback | None] = ()
     children: t.Sequence[WorkloadItem | None] = ()
 
