@@ -117,13 +117,12 @@ def readyz_response(problems: list[str]) -> Response:
     return Response("ok\n", 200, content_type="text/plain")
 
 
-def _read_body(limit: int) -> bytes:
+def _read_body(environ: t.Mapping[str, t.Any], limit: int) -> bytes:
     """The request body, refusing more than ``limit`` bytes *before* reading it all.
 
     A declared Content-Length over the cap is refused without reading; a chunked or lying
     body is read in chunks and refused as soon as it passes the cap.
     """
-    environ = request.environ
     declared = _content_length(environ.get("CONTENT_LENGTH"))
     if declared is not None and declared > limit:
         raise MalformedReview(f"request body is {declared} bytes; the limit is {limit}", code=413)
@@ -171,8 +170,9 @@ def _admission_view(state: WaspState, endpoint: str, handler: Handler) -> t.Call
         http_status = 200
         try:
             try:
-                body = _read_body(limit)
-                if _mimetype(request.environ) != _JSON:
+                environ = request.environ  # once: each access goes through werkzeug's proxy
+                body = _read_body(environ, limit)
+                if _mimetype(environ) != _JSON:
                     raise MalformedReview(
                         f"Content-Type is {request.content_type or 'missing'!r}; expected {_JSON}",
                         uid=_uid_if_any(body),

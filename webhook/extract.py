@@ -24,16 +24,14 @@ _BASIC: t.Final = SchedulingConfig(SchedulingPolicy.of_basic())
 
 def get_path(value: object, path: FieldPath) -> object:
     """The value at ``path`` below ``value``, or ``None`` when any step is absent or not traversable."""
+    names = path.names
+    if names is None:
+        return _get_path_general(value, path)
     current = value
-    # Nearly every step of a policy path is a field name in a dict: that loop is the fast one.
-    for seg in path.segments:
-        if type(seg) is not str:
-            return _get_path_general(value, path)
+    for name in names:
         if not isinstance(current, dict):
-            return None
-        current = current.get(seg)
-        if current is None:
-            return None
+            return None  # absent (None) or not traversable
+        current = current.get(name)
     return current
 
 
@@ -116,14 +114,16 @@ class _Builder:
         """Like :func:`get_path`, but a present step that is not a mapping (``spec: "x"``)
         is reported as a type error at that step instead of reading as "absent".
         """
+        names = path.names
+        if names is None:
+            return self._lookup_general(context, context_path, path)  # index or key steps
         current = context
-        for seg in path.segments:
-            if current is None:
-                return None
-            if type(seg) is not str or not isinstance(current, dict):
-                # Index and key steps, and every error, take the general walk.
-                return self._lookup_general(context, context_path, path)
-            current = current.get(seg)
+        for name in names:
+            if not isinstance(current, dict):
+                if current is None:
+                    return None  # an absent step: absent, not an error
+                return self._lookup_general(context, context_path, path)  # reports the type error
+            current = current.get(name)
         return current
 
     def _lookup_general(self, context: object, context_path: FieldPath, path: FieldPath) -> object:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import http.client
 import signal
 import socket
@@ -32,6 +33,10 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from golden import GoldenCase, discover_cases, error_keys
 
 from webhook import certs, metrics
+from webhook.app import create_app
+from webhook.policy import PolicySet
+from webhook.server import WaspServer
+from webhook.settings import Settings
 
 pytestmark = pytest.mark.slow
 
@@ -405,3 +410,17 @@ def test_a_replaced_worker_publishes_its_last_metrics_and_log_lines(tmp_path: Pa
         api.close()
     finally:
         assert server.stop() == 0
+
+
+def test_workers_are_forked_with_what_the_arbiter_loaded_frozen(
+    settings: Settings, policies: PolicySet
+) -> None:
+    # pre_fork moves the modules, policies and schemas into the collector's permanent
+    # generation, so a worker's full collections never walk (or dirty the shared pages of) them.
+    server = WaspServer(settings, create_app(settings, policies=policies))
+    gc.unfreeze()
+    try:
+        server.cfg.pre_fork(None, None)
+        assert gc.get_freeze_count() > 10_000
+    finally:
+        gc.unfreeze()

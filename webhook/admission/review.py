@@ -151,13 +151,6 @@ class Request(t.NamedTuple):
         return f"{group}/{version}" if group else version
 
 
-def _object(request: t.Mapping[str, t.Any], key: str, uid: str) -> dict[str, t.Any] | None:
-    value = request.get(key)
-    if value is None or isinstance(value, dict):
-        return value
-    raise MalformedReview(f"request.{key} must be an object or null, not {_json_type(value)}", uid=uid)
-
-
 def _json_type(value: object) -> str:
     names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean", int: "a number"}
     return names.get(type(value), "a number" if isinstance(value, float) else "null")
@@ -170,11 +163,11 @@ def parse_review(body: bytes) -> Request:
     string ``uid``, a ``kind`` GVK, a known ``operation`` and object-or-null ``object``/
     ``oldObject``. Nothing inside the objects is checked here: that is the core's job.
     """
-    if not body.strip():
-        raise MalformedReview("request body is empty; expected an AdmissionReview")
     try:
         review = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
+        if not body.strip():
+            raise MalformedReview("request body is empty; expected an AdmissionReview") from None
         raise MalformedReview(f"request body is not valid JSON: {exc}") from None
     if not isinstance(review, dict):
         raise MalformedReview(
@@ -206,15 +199,23 @@ def parse_review(body: bytes) -> Request:
         raise MalformedReview(
             f"request.operation {operation!r} is not one of {', '.join(sorted(OPERATIONS))}", uid=uid
         )
+    obj, old_obj = request.get("object"), request.get("oldObject")
+    if obj is not None and not isinstance(obj, dict):
+        raise MalformedReview(f"request.object must be an object or null, not {_json_type(obj)}", uid=uid)
+    if old_obj is not None and not isinstance(old_obj, dict):
+        raise MalformedReview(
+            f"request.oldObject must be an object or null, not {_json_type(old_obj)}", uid=uid
+        )
     name, namespace = request.get("name", ""), request.get("namespace", "")
+    # Positional, and the checked dicts themselves: this runs for every review.
     return Request(
-        uid=uid,
-        kind=GroupVersionKind(group=gvk["group"], version=gvk["version"], kind=gvk["kind"]),
-        operation=t.cast(Operation, operation),
-        name=name if isinstance(name, str) else "",
-        namespace=namespace if isinstance(namespace, str) else "",
-        object=_object(request, "object", uid),
-        old_object=_object(request, "oldObject", uid),
-        dry_run=request.get("dryRun") is True,
-        raw=t.cast(AdmissionRequest, request),
+        uid,
+        gvk,  # type: ignore[arg-type]  # checked above: string group, version and kind
+        operation,  # one of OPERATIONS
+        name if isinstance(name, str) else "",
+        namespace if isinstance(namespace, str) else "",
+        obj,
+        old_obj,
+        request.get("dryRun") is True,
+        request,  # type: ignore[arg-type]  # the checked request
     )
