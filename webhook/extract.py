@@ -173,7 +173,8 @@ class _Builder:
         name = template_name(spec.template_name, name=self.name, key=key or "", index=index)
         # The compiler item is set below, once the children (part of it) are known.
         node = ObjectNode(spec, _NO_ITEM, path, context_path, context, block, name, key, children=[])
-        self.pod_count(node)
+        if spec.pod_count is not None:
+            self.pod_count(node)
         for child_spec in spec.children:
             node.children.extend(self.children(child_spec, context, context_path))
         if spec.composite and not node.children:
@@ -243,16 +244,16 @@ class _Builder:
             else _BASIC
         )
         block = node.block if isinstance(node.block, dict) else None
-        callbacks: list[t.Callable[[SchedulingConfig], None]] = []
+        callbacks: tuple[t.Callable[[SchedulingConfig], None], ...] = ()
         if spec.composite:
             inp = WorkloadInput.from_composite(block)
             if spec.min_group_count_default:
-                callbacks.append(_min_group_count_callback(len(node.children)))
+                callbacks = (_min_group_count_callback(len(node.children)),)
         else:
             inp = WorkloadInput.from_leaf(block)
             if spec.min_count_default and node.pod_count is not None:
-                callbacks.append(_min_count_callback(node.pod_count))
-        children = [child.item for child in node.children] if node.children else []
+                callbacks = (_min_count_callback(node.pod_count),)
+        children = [child.item for child in node.children] if node.children else ()
         return WorkloadItem(node.template_name, node.path, default, inp, callbacks, children)
 
 
@@ -274,5 +275,8 @@ def build_tree(
     for callers that need only names, blocks and pod counts.
     """
     builder = _Builder(policy, obj, items=items)
-    root = builder.node(policy.root, obj, FieldPath())
+    root = builder.node(policy.root, obj, _OBJECT)
     return root, builder.errors
+
+
+_OBJECT: t.Final = FieldPath()  # the root's context path: the object itself

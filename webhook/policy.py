@@ -123,8 +123,11 @@ class Policy:
     # options without the structural layer, for objects already known to pass it.
     build_options: BuildOptions = field(init=False, compare=False, repr=False)
     build_options_structure_checked: BuildOptions = field(init=False, compare=False, repr=False)
+    # Whether any node repeats over a list (forEach), i.e. the set of nodes can change.
+    repeated: bool = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "repeated", any(n.for_each is not None for n in self.root.walk()))
         options = BuildOptions(
             allowed_policies=self.allowed_policies,
             allowed_disruption_modes=self.allowed_disruption_modes,

@@ -107,10 +107,6 @@ def _immutable(node: ObjectNode, old: ObjectNode) -> list[FieldError]:
 
 def _structure(nodes: list[ObjectNode], old_nodes: list[ObjectNode]) -> list[FieldError]:
     """Items added to or removed from a repeated part of the tree (``forEach`` nodes)."""
-    if not any(n.spec.for_each is not None for n in nodes) and not any(
-        n.spec.for_each is not None for n in old_nodes
-    ):
-        return []
     new_names = {n.template_name for n in nodes}
     old_names = {n.template_name for n in old_nodes}
     errors = []
@@ -132,7 +128,7 @@ def update_errors(policy: Policy, tree: ObjectNode, old_tree: ObjectNode) -> lis
     if policy.update_rules == "none":
         return []
     nodes, old_list = tree.walk(), old_tree.walk()
-    errors = _structure(nodes, old_list)
+    errors = _structure(nodes, old_list) if policy.repeated else []
     old_nodes = {n.template_name: n for n in old_list}
     rule = _elastic if policy.update_rules == "elastic" else _immutable
     for node in nodes:

@@ -18,7 +18,6 @@ import typing as t
 from webhook import scheduling_objects
 from webhook.compiler.builder import Builder, resolve
 from webhook.compiler.schema import NO_OLD, BlockType, is_valid, validate_block
-from webhook.compiler.types import WorkloadItem
 from webhook.extract import ObjectNode, build_tree, get_path
 from webhook.field import FieldError, duplicate, forbidden, invalid, required
 from webhook.formats import dns_label
@@ -97,9 +96,8 @@ def validate_governed(
     # (A leaf root is the whole tree: only a composite root can leave a composite childless.)
     buildable = not tree.spec.composite or all(n.children for n in nodes if n.spec.composite)
     if buildable and not (errors and any(e.origin == "templateName" for e in errors)):
-        old_root = None
-        if old_tree is not None:
-            old_root = old_tree.item if old_items else WorkloadItem(old_tree.template_name)
+        # Without items the old root's item is WorkloadItem(name): all the rename check reads.
+        old_root = old_tree.item if old_tree is not None else None
         options = policy.build_options_structure_checked if structure_checked else policy.build_options
         errors.extend(Builder(tree.item, options).validate(old_root))
     for node in nodes:

@@ -48,11 +48,11 @@ def map_policy(value: object, *, count_field: str) -> SchedulingPolicy | None:
     if not isinstance(value, dict):
         return None
     if value.get("basic") is not None:
-        return SchedulingPolicy(basic=True)
+        return SchedulingPolicy(True)
     gang = value.get("gang")
     if gang is not None:
         count = _int32(gang.get(count_field)) if isinstance(gang, dict) else None
-        return SchedulingPolicy(gang=GangPolicy(count))
+        return SchedulingPolicy(False, GangPolicy(count))
     return None
 
 
