@@ -46,7 +46,8 @@ def limit_warnings(warnings: t.Iterable[str]) -> list[str]:
 
 
 def _with_warnings(response: AdmissionResponse, warnings: t.Iterable[str]) -> AdmissionResponse:
-    if limited := limit_warnings(warnings):
+    # Most answers carry none: an empty tuple or list skips the limiter.
+    if warnings and (limited := limit_warnings(warnings)):
         response["warnings"] = limited
     return response
 
