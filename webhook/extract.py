@@ -101,6 +101,8 @@ def _min_count_callback(pod_count: int) -> t.Callable[[SchedulingConfig], None]:
 
 
 class _Builder:
+    __slots__ = ("errors", "items", "name", "obj", "policy")
+
     def __init__(self, policy: Policy, obj: t.Mapping[str, t.Any], *, items: bool = True) -> None:
         self.policy = policy
         self.obj = obj

@@ -145,6 +145,8 @@ class Builder:
     ``build_workload`` is refused.
     """
 
+    __slots__ = ("_existing", "_index", "_workload", "options", "root")
+
     def __init__(self, root: WorkloadItem | None, options: BuildOptions = DEFAULT_OPTIONS) -> None:
         self.root = root
         self.options = options
