@@ -99,7 +99,7 @@ def compile_object(policy: Policy, obj: t.Mapping[str, t.Any], *, uid: str) -> C
         allowed_policies=policy.allowed_policies,
         allowed_disruption_modes=policy.allowed_disruption_modes,
     )
-    builder = Builder(tree.item, options)
+    builder = Builder(tree, options)
     compiled = Compiled(_label(copy.deepcopy(builder.build_workload())))
 
     def visit(node: ObjectNode, parent_group: str | None) -> None:

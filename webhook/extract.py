@@ -9,16 +9,20 @@ names and paths can never disagree between them.
 from __future__ import annotations
 
 import typing as t
-from dataclasses import dataclass, field
 
-from webhook.compiler.types import SchedulingConfig, SchedulingPolicy, WorkloadInput, WorkloadItem
+from webhook.compiler.types import (
+    EMPTY_INPUT,
+    SchedulingConfig,
+    SchedulingPolicy,
+    WorkloadInput,
+    WorkloadItem,
+)
 from webhook.field import FieldError, FieldPath, Key, required, too_many, type_invalid
 from webhook.policy import NodeSpec, Policy
 
 __all__ = ["MAX_TEMPLATES_PER_LIST", "ObjectNode", "get_path", "build_tree", "template_name"]
 
 MAX_TEMPLATES_PER_LIST: t.Final = 8  # WorkloadMaxPodGroupTemplates
-_NO_ITEM: t.Final = WorkloadItem("")  # never left on a built node
 _BASIC: t.Final = SchedulingConfig(SchedulingPolicy.of_basic())
 
 
@@ -56,21 +60,45 @@ def template_name(pattern: str, *, name: str, key: str = "", index: int | None =
     return pattern.format(name=name, key=key, index="" if index is None else index)
 
 
-@dataclass(eq=False, slots=True)
-class ObjectNode:
-    """One tree node found in an object, with everything the layers above need."""
+class ObjectNode(WorkloadItem):
+    """One tree node found in an object. It *is* the compiler's :class:`WorkloadItem` for
+    that node (``name`` is the template name, ``path`` the block's absolute path, children
+    are nodes), so a review builds one object per node, and adds what the layers above need.
 
-    spec: NodeSpec
-    item: WorkloadItem
+    A tree built with ``items=False`` leaves the compiler fields bare (no default config,
+    empty input, no callbacks): enough for callers that read names, blocks and pod counts.
+    """
+
+    __slots__ = (
+        "block", "context", "context_path", "key", "pod_count", "pod_count_explicit", "spec", "template_name",
+    )  # fmt: skip
+    children: list[ObjectNode]
     path: FieldPath  # absolute path of the node's scheduling block
-    context_path: FieldPath  # absolute path of the node's context (object or list element)
-    context: t.Mapping[str, t.Any]
-    block: object  # the raw block (None when absent)
-    template_name: str
-    key: str | None = None
-    pod_count: int | None = None  # resolved pod count (value, or the policy default)
-    pod_count_explicit: bool = False
-    children: list[ObjectNode] = field(default_factory=list)
+
+    def __init__(
+        self,
+        spec: NodeSpec,
+        path: FieldPath,
+        context_path: FieldPath,
+        context: t.Mapping[str, t.Any],
+        block: object,
+        template_name: str,
+        key: str | None = None,
+    ) -> None:
+        # Slots set directly (not through WorkloadItem's __init__): one is built per node per review.
+        self.name = self.template_name = template_name
+        self.path = path
+        self.default_config = None
+        self.input = EMPTY_INPUT
+        self.callbacks = ()
+        self.children = []
+        self.spec = spec
+        self.context_path = context_path  # absolute path of the node's context (object or list element)
+        self.context = context
+        self.block = block  # the raw block (None when absent)
+        self.key = key
+        self.pod_count: int | None = None  # resolved pod count (value, or the policy default)
+        self.pod_count_explicit = False
 
     @property
     def pod_count_path(self) -> FieldPath | None:
@@ -173,15 +201,15 @@ class _Builder:
         path = context_path / spec.path if context_path.segments else spec.path
         block = self.lookup(context, context_path, spec.path)
         name = template_name(spec.template_name, name=self.name, key=key or "", index=index)
-        # The compiler item is set below, once the children (part of it) are known.
-        node = ObjectNode(spec, _NO_ITEM, path, context_path, context, block, name, key, children=[])
+        node = ObjectNode(spec, path, context_path, context, block, name, key)
         if spec.pod_count is not None:
             self.pod_count(node)
         for child_spec in spec.children:
             node.children.extend(self.children(child_spec, context, context_path))
         if spec.composite and not node.children:
             self.childless(spec, context, context_path)
-        node.item = self.item(node) if self.items else WorkloadItem(name)
+        if self.items:
+            self.fill_item(node)  # once the children (part of the item) are known
         return node
 
     def childless(self, spec: NodeSpec, context: t.Mapping[str, t.Any], context_path: FieldPath) -> None:
@@ -233,30 +261,28 @@ class _Builder:
             nodes.append(self.node(spec, element, element_path, key=key, index=i))
         return nodes
 
-    def item(self, node: ObjectNode) -> WorkloadItem:
+    def fill_item(self, node: ObjectNode) -> None:
+        """The compiler fields of ``node``: default config, input slots and callbacks."""
         spec = node.spec
         priority = ""
         if spec.priority_class_name_from is not None:
             value = get_path(node.context, spec.priority_class_name_from)
             priority = value if isinstance(value, str) else ""
         # resolve() only ever copies a default config, so nodes without a priority share one.
-        default = (
+        node.default_config = (
             SchedulingConfig(SchedulingPolicy.of_basic(), priority_class_name=priority)
             if priority
             else _BASIC
         )
         block = node.block if isinstance(node.block, dict) else None
-        callbacks: tuple[t.Callable[[SchedulingConfig], None], ...] = ()
         if spec.composite:
-            inp = WorkloadInput.from_composite(block)
+            node.input = WorkloadInput.from_composite(block)
             if spec.min_group_count_default:
-                callbacks = (_min_group_count_callback(len(node.children)),)
+                node.callbacks = (_min_group_count_callback(len(node.children)),)
         else:
-            inp = WorkloadInput.from_leaf(block)
+            node.input = WorkloadInput.from_leaf(block)
             if spec.min_count_default and node.pod_count is not None:
-                callbacks = (_min_count_callback(node.pod_count),)
-        children = [child.item for child in node.children] if node.children else ()
-        return WorkloadItem(node.template_name, node.path, default, inp, callbacks, children)
+                node.callbacks = (_min_count_callback(node.pod_count),)
 
 
 def _min_group_count_callback(children: int) -> t.Callable[[SchedulingConfig], None]:
@@ -273,7 +299,7 @@ def build_tree(
     """The object's tree under ``policy`` and the errors met while reading it (wrong types,
     missing element keys, too many elements). Never raises on malformed objects.
 
-    ``items=False`` leaves every node's compiler item a bare ``WorkloadItem(name)``: enough
+    ``items=False`` leaves every node's compiler fields bare (see :class:`ObjectNode`): enough
     for callers that need only names, blocks and pod counts.
     """
     builder = _Builder(policy, obj, items=items)

@@ -96,10 +96,10 @@ def validate_governed(
     # (A leaf root is the whole tree: only a composite root can leave a composite childless.)
     buildable = not tree.spec.composite or all(n.children for n in nodes if n.spec.composite)
     if buildable and not (errors and any(e.origin == "templateName" for e in errors)):
-        # Without items the old root's item is WorkloadItem(name): all the rename check reads.
-        old_root = old_tree.item if old_tree is not None else None
+        # Without items the old root is a bare item with its name: all the rename check reads.
+        old_root = old_tree
         options = policy.build_options_structure_checked if structure_checked else policy.build_options
-        errors.extend(Builder(tree.item, options).validate(old_root))
+        errors.extend(Builder(tree, options).validate(old_root))
     for node in nodes:
         _pod_count_bound(node, errors, warnings)
         errors.extend(_unset_gang_count(node))
@@ -194,7 +194,7 @@ def _unset_gang_count(node: ObjectNode) -> list[FieldError]:
     defaulted = node.spec.min_group_count_default if node.spec.composite else node.spec.min_count_default
     if defaulted:
         return []
-    cfg = resolve(node.item)
+    cfg = resolve(node)
     if cfg.policy is None or cfg.policy.gang is None or cfg.policy.gang.min_count is not None:
         return []
     field = "minGroupCount" if node.spec.composite else "minCount"

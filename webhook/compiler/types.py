@@ -21,6 +21,7 @@ __all__ = [
     "Block",
     "BuildOptions",
     "Callback",
+    "EMPTY_INPUT",
     "DisruptionKind",
     "DisruptionMode",
     "GangPolicy",
@@ -174,15 +175,15 @@ class WorkloadInput(t.NamedTuple):
     def from_leaf(cls, scheduling: t.Mapping[str, object] | None) -> WorkloadInput:
         """Slots from a leaf embedding (``{schedulingPolicy, schedulingConstraints, ...}``)."""
         if not isinstance(scheduling, dict):
-            return _EMPTY_INPUT
+            return EMPTY_INPUT
         # Blocks are immutable, so an absent one is the shared empty slot.
         policy, constraints = scheduling.get("schedulingPolicy"), scheduling.get("schedulingConstraints")
         disruption, claims = scheduling.get("disruptionMode"), scheduling.get("resourceClaims")
         return cls(
-            _EMPTY_INPUT.policy if policy is None else Block(_POLICY, policy),
-            _EMPTY_INPUT.constraints if constraints is None else Block(_CONSTRAINTS, constraints),
-            _EMPTY_INPUT.disruption_mode if disruption is None else Block(_DISRUPTION, disruption),
-            _EMPTY_INPUT.resource_claims if claims is None else Block(_CLAIMS, claims),
+            EMPTY_INPUT.policy if policy is None else Block(_POLICY, policy),
+            EMPTY_INPUT.constraints if constraints is None else Block(_CONSTRAINTS, constraints),
+            EMPTY_INPUT.disruption_mode if disruption is None else Block(_DISRUPTION, disruption),
+            EMPTY_INPUT.resource_claims if claims is None else Block(_CLAIMS, claims),
         )
 
     @classmethod
@@ -206,7 +207,7 @@ _POLICY: t.Final = ("schedulingPolicy",)
 _CONSTRAINTS: t.Final = ("schedulingConstraints",)
 _DISRUPTION: t.Final = ("disruptionMode",)
 _CLAIMS: t.Final = ("resourceClaims",)
-_EMPTY_INPUT: t.Final = WorkloadInput()
+EMPTY_INPUT: t.Final = WorkloadInput()
 
 
 @dataclass(eq=False, slots=True)
@@ -225,7 +226,7 @@ class WorkloadItem:
     name: str
     path: FieldPath | None = None
     default_config: SchedulingConfig | None = None
-    input: WorkloadInput = _EMPTY_INPUT  # immutable, so shared
+    input: WorkloadInput = EMPTY_INPUT  # immutable, so shared
     callbacks: t.Sequence[Callback | None] = ()
     children: t.Sequence[WorkloadItem | None] = ()
 
