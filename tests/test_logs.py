@@ -50,6 +50,7 @@ def review_log(tmp_path: Path) -> t.Iterator[tuple[ReviewLog, Path]]:
     path = tmp_path / "out.log"
     with path.open("w") as stream, json_logger(tmp_path.name, stream) as logger:
         yield ReviewLog(logger, flush_interval=3600), path
+        logger.setLevel(logging.INFO)
 
 
 def lines(path: Path) -> list[dict[str, t.Any]]:
@@ -80,6 +81,27 @@ def test_lines_wait_for_the_interval_or_a_flush(review_log: tuple[ReviewLog, Pat
     assert [line["uid"] for line in lines(path)] == ["u-0", "u-1", "u-2"]
     log.flush()  # nothing pending: nothing written twice
     assert len(lines(path)) == 3
+
+
+@pytest.mark.parametrize(
+    ("level", "written"),
+    [
+        pytest.param(logging.INFO, 2, id="info-writes"),
+        pytest.param(logging.WARNING, 0, id="warning-drops"),
+        pytest.param(logging.ERROR, 0, id="error-drops"),
+    ],
+)
+def test_the_level_decides_whether_a_batch_is_written(
+    review_log: tuple[ReviewLog, Path], level: int, written: int
+) -> None:
+    log, path = review_log
+    log.write(entry("u-0"))
+    log.write(entry("u-1", latency_ms=0.12345678))
+    log.logger.setLevel(level)  # `wasp serve --log-level warning`: no review lines
+    log.flush()
+    assert len(lines(path)) == written
+    if written:
+        assert lines(path)[1]["latency_ms"] == 0.123  # rounded to the µs when written
 
 
 def test_interval_zero_writes_each_line_at_once(review_log: tuple[ReviewLog, Path]) -> None:

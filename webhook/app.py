@@ -228,25 +228,24 @@ def _record(state: WaspState, endpoint: str, parsed: Request | None, answer: Ans
         kind = parsed.kind["kind"] if parsed.kind["kind"] in state.known_kinds else "other"
         operation = parsed.operation
     metrics.observe_review(endpoint, kind, operation, answer.outcome, elapsed)
-    if REVIEW_LINES.enabled():
-        # A tuple of scalars per review; the line is formatted with its batch (logs.ReviewLog).
-        code = error = None
-        uid = answer.response["uid"]
-        status = answer.response.get("status")
-        if status is not None:
-            code = status.get("code")
-            if answer.outcome == "malformed":
-                error = status.get("message")
-        if parsed is None:
-            entry = ReviewEntry(endpoint, uid, None, None, None, None, None, answer.outcome, _PID[0],
-                                round(elapsed * 1000, 3), code, error)  # fmt: skip
-        else:
-            entry = ReviewEntry(
-                endpoint, uid, parsed.kind["kind"], parsed.namespace, parsed.name, parsed.operation,
-                parsed.dry_run, answer.outcome, _PID[0], round(elapsed * 1000, 3), code, error,
-                answer.causes or None,
-            )  # fmt: skip
-        REVIEW_LINES.write(entry)
+    # A tuple of scalars per review; the line is formatted (latency rounded, the log level
+    # checked) with its batch, off the review path (logs.ReviewLog).
+    code = error = None
+    uid = answer.response["uid"]
+    status = answer.response.get("status")
+    if status is not None:
+        code = status.get("code")
+        if answer.outcome == "malformed":
+            error = status.get("message")
+    if parsed is None:
+        entry = ReviewEntry(endpoint, uid, None, None, None, None, None, answer.outcome, _PID[0],
+                            elapsed * 1000, code, error)  # fmt: skip
+    else:
+        entry = ReviewEntry(
+            endpoint, uid, parsed.kind["kind"], parsed.namespace, parsed.name, parsed.operation,
+            parsed.dry_run, answer.outcome, _PID[0], elapsed * 1000, code, error, answer.causes or None,
+        )  # fmt: skip
+    REVIEW_LINES.write(entry)
 
 
 # os.getpid() is a system call; the pid changes only at fork.

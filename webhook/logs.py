@@ -88,13 +88,19 @@ class ReviewEntry(t.NamedTuple):
     dry_run: bool | None
     outcome: str
     pid: int
-    latency_ms: float
+    latency_ms: float  # rounded to µs when the line is written
     code: int | None = None
     error: str | None = None
     causes: int | None = None
 
     def fields(self) -> dict[str, object]:
-        return dict(zip(self._fields, self, strict=True))
+        fields: dict[str, object] = dict(zip(self._fields, self, strict=True))
+        fields["latency_ms"] = _ms(self.latency_ms)
+        return fields
+
+
+def _ms(latency_ms: object) -> object:
+    return round(latency_ms, 3) if type(latency_ms) is float else latency_ms
 
 
 class ReviewLog:
@@ -104,7 +110,8 @@ class ReviewLog:
     a whole review. Here a review only queues a :class:`ReviewEntry` (a tuple of scalars); a
     flush formats the batch (the fixed head of a line is bytes cached per second, the fields
     one ``orjson.dumps``) and writes it in one ``write(2)``. It honours the level of the
-    ``wasp.review`` logger and writes to the stream of the first ``StreamHandler`` with a
+    ``wasp.review`` logger (checked per batch, so reviews answered before a level change may
+    still be written or dropped with it) and writes to the stream of the first ``StreamHandler`` with a
     :class:`JsonFormatter` on its way to the root, so ``logging_config`` (or a test's
     configuration) still decides where lines go. Without such a handler it falls back to
     ordinary logging.
@@ -176,7 +183,7 @@ class ReviewLog:
             fields = {
                 "endpoint": endpoint, "uid": uid, "kind": kind, "namespace": namespace, "name": name,
                 "operation": operation, "dry_run": dry_run, "outcome": outcome, "pid": pid,
-                "latency_ms": latency_ms, "code": code, "error": error, "causes": causes,
+                "latency_ms": _ms(latency_ms), "code": code, "error": error, "causes": causes,
             }  # fmt: skip
             tail = orjson.dumps(fields, default=str, option=orjson.OPT_APPEND_NEWLINE)
             # time.time() is never negative, so the millisecond is 0..999.
@@ -203,7 +210,8 @@ class ReviewLog:
                     entries.append(pending.popleft())
                 except IndexError:
                     break
-            if not entries:
+            # The level is checked here, not per review: a disabled log drops its batch.
+            if not entries or not self.enabled():
                 return
             stream = self._stream()
             if stream is None:
