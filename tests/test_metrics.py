@@ -61,17 +61,25 @@ def test_counts_wait_for_a_flush_and_are_published_once() -> None:
     assert sample("wasp_admission_requests_total", **labels) == before + 3
 
 
-def test_the_in_flight_gauge_is_sampled_at_each_flush() -> None:
-    # A worker thread handles one review at a time: the gauge counts threads inside a review.
-    inside, leave = threading.Barrier(3), threading.Event()
+def review_in_flight(inside: threading.Barrier, leave: threading.Event) -> None:
+    inside.wait()
+    leave.wait()
 
-    def review() -> None:
-        metrics.review_started()
-        inside.wait()
-        leave.wait()
-        metrics.review_finished()
 
-    threads = [threading.Thread(target=review) for _ in range(2)]
+metrics.count_in_flight(review_in_flight)
+
+
+def not_a_review(inside: threading.Barrier, leave: threading.Event) -> None:
+    inside.wait()
+    leave.wait()
+
+
+def test_the_in_flight_gauge_counts_the_threads_inside_a_review_at_each_flush() -> None:
+    # A worker thread handles one review at a time: the gauge counts the threads whose stack
+    # is inside the admission view (here: a function registered the same way).
+    inside, leave = threading.Barrier(4), threading.Event()
+    threads = [threading.Thread(target=review_in_flight, args=(inside, leave)) for _ in range(2)]
+    threads.append(threading.Thread(target=not_a_review, args=(inside, leave)))
     for th in threads:
         th.start()
     inside.wait()
@@ -102,12 +110,12 @@ def test_a_forked_worker_starts_with_nothing_pending() -> None:
     code = """
 import os
 from webhook import metrics
-metrics.review_started()
 metrics.observe_review("validate", "Job", "CREATE", "allowed", 0.001)
+assert metrics._pending.flusher is not None
 pid = os.fork()
 if pid == 0:
     p = metrics._pending
-    ok = not p.active and not p.observations and p.flusher is None
+    ok = not p.observations and p.flusher is None
     os._exit(0 if ok else 1)
 _, status = os.waitpid(pid, 0)
 raise SystemExit(os.waitstatus_to_exitcode(status))

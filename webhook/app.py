@@ -165,37 +165,35 @@ def _admission_view(state: WaspState, endpoint: str, handler: Handler) -> t.Call
 
     def view() -> Response:
         started = time.perf_counter()
-        metrics.review_started()
         parsed: Request | None = None
         http_status = 200
         try:
+            environ = request.environ  # once: each access goes through werkzeug's proxy
+            body = _read_body(environ, limit)
+            if _mimetype(environ) != _JSON:
+                raise MalformedReview(
+                    f"Content-Type is {request.content_type or 'missing'!r}; expected {_JSON}",
+                    uid=_uid_if_any(body),
+                )
+            parsed = parse_review(body)
+        except MalformedReview as exc:
+            answer = Answer(errored(exc.uid, exc.code, exc.message), "malformed")
+            http_status = exc.code
+        else:
             try:
-                environ = request.environ  # once: each access goes through werkzeug's proxy
-                body = _read_body(environ, limit)
-                if _mimetype(environ) != _JSON:
-                    raise MalformedReview(
-                        f"Content-Type is {request.content_type or 'missing'!r}; expected {_JSON}",
-                        uid=_uid_if_any(body),
-                    )
-                parsed = parse_review(body)
-            except MalformedReview as exc:
-                answer = Answer(errored(exc.uid, exc.code, exc.message), "malformed")
-                http_status = exc.code
-            else:
-                try:
-                    answer = handler(parsed, state.policies)
-                except Exception:
-                    log.exception("internal error while handling a review", extra={"fields": _identity(
-                        endpoint, parsed)})  # fmt: skip
-                    metrics.INTERNAL_ERRORS.labels(endpoint).inc()
-                    answer = internal_error(parsed.uid)
-            payload = orjson.dumps(review(answer.response))
-        finally:
-            metrics.review_finished()
+                answer = handler(parsed, state.policies)
+            except Exception:
+                log.exception("internal error while handling a review", extra={"fields": _identity(
+                    endpoint, parsed)})  # fmt: skip
+                metrics.INTERNAL_ERRORS.labels(endpoint).inc()
+                answer = internal_error(parsed.uid)
+        payload = orjson.dumps(review(answer.response))
         elapsed = time.perf_counter() - started
         _record(state, endpoint, parsed, answer, elapsed)
         return Response(payload, http_status, content_type=_JSON)
 
+    # Every admission view shares this code: the threads running it are the reviews in flight.
+    metrics.count_in_flight(view)
     view.__name__ = f"{endpoint}_view"
     return view
 

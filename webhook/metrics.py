@@ -17,8 +17,10 @@ import bisect
 import collections
 import logging
 import os
+import sys
 import threading
 import time
+import types
 import typing as t
 
 from prometheus_client import (
@@ -42,9 +44,8 @@ __all__ = [
     "exposition",
     "flush",
     "mark_process_dead",
+    "count_in_flight",
     "observe_review",
-    "review_finished",
-    "review_started",
 ]
 
 MULTIPROC_ENV: t.Final = "PROMETHEUS_MULTIPROC_DIR"
@@ -111,29 +112,52 @@ class _Pending:
     Writing a multiprocess sample costs a lock, a pid check and an mmap write per value,
     five per review (counter, histogram bucket and sum, gauge up and down): about a tenth
     of wasp's own time per review in the server. So a review only appends its observation
-    to a deque, and a daemon thread per worker aggregates and publishes them every
-    :data:`FLUSH_INTERVAL` seconds and when the worker exits. A scrape sees the counts at
-    most that much late; the in-flight gauge is sampled at each flush.
+    to a deque (atomic: no lock on the review path), and a daemon thread per worker
+    aggregates and publishes them every :data:`FLUSH_INTERVAL` seconds and when the worker
+    exits. A scrape sees the counts at most that much late.
 
-    No lock on the review path: ``deque.append``/``popleft`` and ``set.add``/``discard`` are
-    atomic, and a worker thread handles one review at a time, so the threads inside a review
-    are the reviews in flight.
+    The in-flight gauge costs the review path nothing: each flush counts the threads whose
+    stack is inside a function registered with :func:`count_in_flight` (a worker thread
+    handles one review at a time, so those threads are the reviews in flight).
     """
 
     def __init__(self) -> None:
         self.observations: collections.deque[Observation] = collections.deque()
-        self.active: set[int] = set()  # ids of the threads handling a review now
         self.flusher: threading.Thread | None = None
         self.flusher_lock = threading.Lock()
 
-    def take(self) -> tuple[list[Observation], int]:
+    def take(self) -> list[Observation]:
         taken: list[Observation] = []
         observations = self.observations
         while True:
             try:
                 taken.append(observations.popleft())
             except IndexError:
-                return taken, len(self.active)
+                return taken
+
+
+# The code of the functions that handle a review (the admission view): a thread with one of
+# them on its stack is a review in flight.
+_REVIEW_CODE: set[types.CodeType] = set()
+
+
+def count_in_flight(function: t.Callable[..., object]) -> None:
+    """Count the threads running ``function`` in the in-flight gauge (sampled at each flush)."""
+    _REVIEW_CODE.add(function.__code__)
+
+
+def _in_flight() -> int:
+    # Once a flush: a walk up each thread's stack, instead of bookkeeping in every review.
+    codes = _REVIEW_CODE
+    count = 0
+    for frame in sys._current_frames().values():
+        current: types.FrameType | None = frame
+        while current is not None:
+            if current.f_code in codes:
+                count += 1
+                break
+            current = current.f_back
+    return count
 
 
 FLUSH_INTERVAL = 1.0  # seconds; Settings.flush_interval sets it (0 keeps it)
@@ -151,23 +175,15 @@ def _reset_after_fork() -> None:
 os.register_at_fork(after_in_child=_reset_after_fork)
 
 
-def review_started() -> None:
-    pending = _pending
-    pending.active.add(threading.get_ident())
-    if pending.flusher is None:
-        _start_flusher(pending)
-
-
-def review_finished() -> None:
-    _pending.active.discard(threading.get_ident())
-
-
 def observe_review(endpoint: str, kind: str, operation: str, outcome: str, seconds: float) -> None:
     """Count one answered review and record its latency (published by the next flush)."""
-    observations = _pending.observations
+    pending = _pending
+    observations = pending.observations
     observations.append((endpoint, kind, operation, outcome, seconds))
     if len(observations) >= MAX_PENDING:
         _flush_safely()  # the flusher is behind: keep memory bounded
+    elif pending.flusher is None:
+        _start_flusher(pending)
 
 
 def _start_flusher(pending: _Pending) -> None:
@@ -197,7 +213,7 @@ def _flush_forever(pending: _Pending) -> None:
 def flush() -> None:
     """Publish what this process gathered since the last flush (also called at worker exit
     and before a single-process scrape)."""
-    observations, in_flight = _pending.take()
+    observations = _pending.take()
     requests: dict[tuple[str, str, str, str], int] = {}
     latency: dict[str, list[float]] = {}  # per endpoint: one count per bucket (+Inf last), sum
     for endpoint, kind, operation, outcome, seconds in observations:
@@ -218,7 +234,7 @@ def flush() -> None:
             if observed:
                 value.inc(observed)
         child._sum.inc(counts[-1])
-    IN_FLIGHT.set(in_flight)
+    IN_FLIGHT.set(_in_flight())
 
 
 def exposition() -> tuple[bytes, str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import io
 import logging
+import threading
 import typing as t
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -294,6 +295,29 @@ def test_requests_are_counted_by_endpoint_kind_operation_and_outcome(client: Fla
     post(client, "/validate", build_review(made_up))
     assert sample("wasp_admission_requests_total", labels) == before + 1
     assert sample("wasp_admission_requests_total", other) == before_other + 1
+    assert sample("wasp_admission_in_flight_requests", {}) == 0
+
+
+def test_a_review_being_handled_is_in_flight(client: FlaskClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    entered, release = threading.Event(), threading.Event()
+    real = handler.validate_object
+
+    def slow(*args: t.Any, **kwargs: t.Any) -> t.Any:
+        entered.set()
+        release.wait(10)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(handler, "validate_object", slow)
+    worker = threading.Thread(target=post, args=(client, "/validate", build_review(job())))
+    worker.start()
+    try:
+        assert entered.wait(10)
+        metrics.flush()
+        assert sample("wasp_admission_in_flight_requests", {}) == 1
+    finally:
+        release.set()
+        worker.join(10)
+    metrics.flush()
     assert sample("wasp_admission_in_flight_requests", {}) == 0
 
 
