@@ -14,6 +14,7 @@ import os
 import time
 import typing as t
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import orjson
 from flask import Flask, Response, request
@@ -21,7 +22,7 @@ from flask import Flask, Response, request
 from webhook import metrics
 from webhook.admission.handler import Answer, handle_mutate, handle_validate, internal_error
 from webhook.admission.response import errored, review
-from webhook.admission.review import MalformedReview, Request, parse_review
+from webhook.admission.review import OPERATIONS, MalformedReview, Request, parse_review
 from webhook.logs import REVIEW_LOGGER, ReviewEntry, ReviewLog
 from webhook.policy import PolicySet
 from webhook.scheduling_objects import VALIDATORS
@@ -47,9 +48,10 @@ class WaspState:
     settings: Settings
     policies: PolicySet
     reloader: CertReloader
-    # Metric label values for ``kind``: anything else is "other", so a client sending
-    # made-up kinds cannot grow the time-series count without bound.
-    known_kinds: frozenset[str]
+    # Metric label values for ``kind``, each mapped to itself: anything else is "other", so a
+    # client sending made-up kinds cannot grow the time-series count without bound. The label
+    # is this map's own string, so pending observations hold no string of a request's.
+    kind_labels: t.Mapping[str, str]
 
     def readiness_problems(self) -> list[str]:
         """Why this process should not receive reviews (empty: ready). Policies are loaded
@@ -83,7 +85,7 @@ def create_app(
     if reloader.current is not None:
         metrics.CERT_EXPIRY.set(reloader.current.not_after.timestamp())
     kinds = {p.kind for p in policies.policies} | {kind for _, kind in VALIDATORS} | {"Pod"}
-    state = WaspState(settings, policies, reloader, frozenset(kinds))
+    state = WaspState(settings, policies, reloader, MappingProxyType({kind: kind for kind in kinds}))
     REVIEW_LINES.flush_interval = settings.flush_interval
     metrics.FLUSH_INTERVAL = settings.flush_interval or metrics.FLUSH_INTERVAL
 
@@ -223,8 +225,8 @@ def _identity(endpoint: str, parsed: Request | None) -> dict[str, object]:
 def _record(state: WaspState, endpoint: str, parsed: Request | None, answer: Answer, elapsed: float) -> None:
     kind = operation = ""
     if parsed is not None:
-        kind = parsed.kind["kind"] if parsed.kind["kind"] in state.known_kinds else "other"
-        operation = parsed.operation
+        kind = state.kind_labels.get(parsed.kind["kind"], "other")
+        operation = _OPERATION_LABELS[parsed.operation]
     metrics.observe_review(endpoint, kind, operation, answer.outcome, elapsed)
     # A tuple of scalars per review; the line is formatted (latency rounded, the log level
     # checked) with its batch, off the review path (logs.ReviewLog).
@@ -245,6 +247,9 @@ def _record(state: WaspState, endpoint: str, parsed: Request | None, answer: Ans
         )  # fmt: skip
     REVIEW_LINES.write(entry)
 
+
+# parse_review admits only these operations; the label is this map's own string.
+_OPERATION_LABELS: t.Final = MappingProxyType({op: op for op in OPERATIONS})
 
 # os.getpid() is a system call; the pid changes only at fork.
 _PID = [os.getpid()]
