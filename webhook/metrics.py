@@ -41,10 +41,10 @@ __all__ = [
     "LATENCY",
     "LATENCY_BUCKETS",
     "REQUESTS",
+    "count_in_flight",
     "exposition",
     "flush",
     "mark_process_dead",
-    "count_in_flight",
     "observe_review",
 ]
 
