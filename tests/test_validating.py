@@ -305,6 +305,23 @@ UPDATES = [
         J.scheduling(gang(2)),
         old=J.scheduling(gang(2)),
     ),
+    case(
+        "73 an unchanged invalid block is ratcheted whole (minCount 0, both unions broken)",
+        J.scheduling({"schedulingPolicy": {"basic": {}, "gang": {"minCount": 0}}, "disruptionMode": {}}),
+        old=J.scheduling({"schedulingPolicy": {"basic": {}, "gang": {"minCount": 0}}, "disruptionMode": {}}),
+    ),
+    case(
+        "73 an invalid block that gains only an empty list is ratcheted too (empty is absent)",
+        J.scheduling(
+            {"schedulingPolicy": {"gang": {"minCount": 0}}, "disruptionMode": {}, "resourceClaims": []}
+        ),
+        old=J.scheduling({"schedulingPolicy": {"gang": {"minCount": 0}}, "disruptionMode": {}}),
+    ),
+    case(
+        "75 adding an empty resourceClaims list changes nothing (apimachinery's semantic equality)",
+        J.scheduling({**gang(4), "resourceClaims": []}),
+        old=GANG4,
+    ),
     *update_pair("74 adding spec.scheduling", J, GANG4, (INVALID, S)),
     *update_pair("74 removing spec.scheduling", GANG4, J, (INVALID, S)),
     *update_pair(
@@ -1219,3 +1236,28 @@ def test_nodes_without_a_priority_share_a_default_config_that_nothing_modifies()
     compiled = compile_object(policy, obj, uid="u1")
     assert compiled.workload["spec"]["podGroupTemplates"][0]["schedulingPolicy"] == {"gang": {"minCount": 3}}
     assert extract._BASIC == SchedulingConfig(SchedulingPolicy(basic=True))
+
+
+@pytest.mark.parametrize(
+    ("new", "checked"),
+    [
+        pytest.param(GANG4, False, id="unchanged-block-needs-no-structural-verdict"),
+        pytest.param(J.scheduling(gang(3)), True, id="changed-block-is-checked"),
+    ],
+)
+def test_an_update_checks_the_structure_of_a_block_only_if_it_changed(
+    new: t.Any, checked: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import webhook.validating
+
+    calls: list[object] = []
+    real = webhook.validating.is_valid
+
+    def spy(block_type: t.Any, value: object) -> bool:
+        calls.append(value)
+        return real(block_type, value)
+
+    monkeypatch.setattr(webhook.validating, "is_valid", spy)
+    result = validate_object(new.build(), GANG4.build(), policies=POLICIES)
+    assert result.status is Status.VALID
+    assert bool(calls) is checked

@@ -45,7 +45,12 @@ def _variant(policy: object) -> tuple[bool, bool]:
 
 def _same(new: object, old: object) -> bool:
     # Equal as decoded is equal after normalising too; normalise only values that differ.
-    return new == old or normalize(new) == normalize(old)
+    return new == old or _absent_if_empty(normalize(new)) == _absent_if_empty(normalize(old))
+
+
+def _absent_if_empty(value: object) -> object:
+    # An empty list is an absent one (apimachinery's semantic equality: nil == empty slice).
+    return None if value == [] else value
 
 
 def _elastic(node: ObjectNode, old: ObjectNode) -> list[FieldError]:
@@ -90,7 +95,7 @@ def _elastic(node: ObjectNode, old: ObjectNode) -> list[FieldError]:
             )
     for name in _COMPOSITE_BLOCKS if node.spec.composite else _LEAF_BLOCKS:
         new_value, old_value = new_members.get(name), old_members.get(name)
-        if new_value != old_value and normalize(new_value) != normalize(old_value):
+        if not _same(new_value, old_value):
             errors.append(invalid(node.path.child(name), new_value, _IMMUTABLE, origin="immutable"))
     return errors
 

@@ -80,15 +80,20 @@ def validate_governed(
             warnings.append(f"{root_path} cannot change: feature gate {policy.feature_gate} is off")
     nodes = tree.walk()
     errors.extend(_duplicate_template_names(nodes))
+    # Without the declarative layer the compiler reads only the old root's name (the
+    # rename check), so the old tree needs compiler items only when that layer runs.
+    old_tree = build_tree(policy, old, items=False)[0] if old is not None else None
     # Verdict first, errors on demand: when every node's embedding passes the structural
     # schema as a whole (the common case), neither the envelope nor the per-block layer
     # can report anything, so both are skipped; otherwise they run and say what is wrong.
-    structure_checked = policy.declarative_validation and _structurally_valid(nodes)
-    # Without the declarative layer the compiler reads only the old root's name (the
-    # rename check), so the old tree needs no compiler items.
-    old_items = policy.declarative_validation and not structure_checked
-    old_tree = build_tree(policy, old, items=old_items)[0] if old is not None else None
+    # An update that leaves a single-node tree's block as it was is ratcheted whole: no
+    # structural error can be reported on it, so its verdict needs no check at all.
+    structure_checked = policy.declarative_validation and (
+        _unchanged_single_node(tree, old_tree) or _structurally_valid(nodes)
+    )
     if policy.declarative_validation and not structure_checked:
+        if old is not None:
+            old_tree = build_tree(policy, old)[0]  # the per-block layer ratchets against old items
         errors.extend(_structural_envelopes(nodes, old_tree))
     # The compiler's tree check would report an unusable tree as an InternalError; those
     # trees (duplicate template names, composites left without children) were already
@@ -133,6 +138,19 @@ def _duplicate_template_names(nodes: list[ObjectNode]) -> list[FieldError]:
             errors.append(duplicate(where, node.template_name, origin="templateName"))
         seen.add(node.template_name)
     return errors
+
+
+def _unchanged_single_node(tree: ObjectNode, old_tree: ObjectNode | None) -> bool:
+    # Single nodes only: in a larger tree the compiler pairs old and new nodes by name *and*
+    # level, so a node that moved is validated as new even with an equal block.
+    return (
+        old_tree is not None
+        and tree.block is not None
+        and not tree.children
+        and not old_tree.children
+        and tree.template_name == old_tree.template_name
+        and tree.block == old_tree.block
+    )
 
 
 def _structurally_valid(nodes: list[ObjectNode]) -> bool:
