@@ -114,9 +114,20 @@ def client(app: Flask) -> FlaskClient:
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    return free_ports(1)[0]
+
+
+def free_ports(n: int) -> list[int]:
+    """``n`` distinct free ports: the sockets stay bound until all are picked, so the kernel
+    cannot hand the same port out twice."""
+    sockets = [socket.socket() for _ in range(n)]
+    try:
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [int(s.getsockname()[1]) for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
 
 
 @dataclass
@@ -175,8 +186,26 @@ def serve_env() -> dict[str, str]:
 
 
 def start_server(tmp: Path, *args: str, dev: bool = True, wait: bool = True) -> ServerProcess:
-    """``wasp serve`` on ephemeral ports; ``--dev`` certificates in ``tmp/state``."""
-    port, metrics_port = free_port(), free_port()
+    """``wasp serve`` on ephemeral ports; ``--dev`` certificates in ``tmp/state``.
+
+    A port picked free can be taken by another socket before the server binds it: a server
+    that exits with "Address already in use" before it is ready is started again on new ports.
+    """
+    for _ in range(3):
+        server = _start_once(tmp, *args, dev=dev, wait=wait)
+        if not wait:
+            return server
+        try:
+            server.wait_ready()
+            return server
+        except AssertionError:
+            if server.proc.poll() is None or "Address already in use" not in server.stderr():
+                raise
+    raise AssertionError("wasp serve found no free port in 3 attempts")
+
+
+def _start_once(tmp: Path, *args: str, dev: bool, wait: bool) -> ServerProcess:
+    port, metrics_port = free_ports(2)
     state = tmp / "state"
     argv = ["--port", str(port), "--metrics-port", str(metrics_port), "--bind-address", "127.0.0.1", *args]
     if dev:
@@ -186,10 +215,7 @@ def start_server(tmp: Path, *args: str, dev: bool = True, wait: bool = True) -> 
         proc = subprocess.Popen(
             serve_command(*argv), cwd=tmp, env=serve_env(), stdout=subprocess.DEVNULL, stderr=stderr
         )
-    server = ServerProcess(proc, port, metrics_port, state, stderr_path, argv)
-    if wait:
-        server.wait_ready()
-    return server
+    return ServerProcess(proc, port, metrics_port, state, stderr_path, argv)
 
 
 def policy_args(*files: Path) -> list[str]:

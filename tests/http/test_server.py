@@ -19,6 +19,7 @@ from apiserver import ApiServer, build_review, kubectl_error_line
 from conftest import (
     EXAMPLE_POLICIES,
     ServerProcess,
+    free_port,
     job,
     pod_of_job,
     policy_args,
@@ -424,3 +425,22 @@ def test_workers_are_forked_with_what_the_arbiter_loaded_frozen(
         assert gc.get_freeze_count() > 10_000
     finally:
         gc.unfreeze()
+
+
+@pytest.mark.parametrize("which", ["--port", "--metrics-port"])
+def test_serve_refuses_a_port_something_else_listens_on(tmp_path: Path, which: str) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = taken.getsockname()[1]
+        ports = {"--port": str(free_port()), "--metrics-port": str(free_port()), which: str(busy)}
+        started = time.monotonic()
+        done = subprocess.run(
+            serve_command("--dev", "--state-dir", str(tmp_path / "state"), *[a for kv in ports.items() for a in kv]),
+            env=serve_env(), cwd=tmp_path, capture_output=True, timeout=60,
+        )  # fmt: skip
+    stderr = done.stderr.decode()
+    assert done.returncode == 2, stderr
+    assert f"{which} {busy}: cannot listen on 127.0.0.1:{busy}" in stderr
+    assert "Traceback" not in stderr
+    assert time.monotonic() - started < 30  # refused up front, not after gunicorn's bind retries
