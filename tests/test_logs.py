@@ -113,7 +113,7 @@ def test_interval_zero_writes_each_line_at_once(review_log: tuple[ReviewLog, Pat
 
 def test_a_full_buffer_is_written_without_waiting(review_log: tuple[ReviewLog, Path]) -> None:
     log, path = review_log
-    log.MAX_PENDING = 4  # type: ignore[misc]
+    log.batches.cap = 4
     for i in range(10):
         log.write(entry(f"u-{i}"))
     written = lines(path)
@@ -135,7 +135,7 @@ def test_the_flusher_thread_writes_within_the_interval(review_log: tuple[ReviewL
 
 def test_concurrent_writers_never_interleave_lines(review_log: tuple[ReviewLog, Path]) -> None:
     log, path = review_log
-    log.MAX_PENDING = 16  # type: ignore[misc]
+    log.batches.cap = 16
 
     def writer(n: int) -> None:
         for i in range(300):

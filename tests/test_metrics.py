@@ -96,7 +96,7 @@ def test_observations_beyond_the_cap_are_published_at_once(monkeypatch: pytest.M
     labels = {"endpoint": "validate", "kind": "Capped", "operation": "CREATE", "outcome": "allowed"}
     metrics.flush()
     before = sample("wasp_admission_requests_total", **labels)
-    monkeypatch.setattr(metrics, "MAX_PENDING", 5)
+    monkeypatch.setattr(metrics.PENDING, "cap", 5)
     for _ in range(5):
         metrics.observe_review(*labels.values(), 0.001)
     from prometheus_client import REGISTRY  # read without sample(), which would flush
@@ -111,11 +111,11 @@ def test_a_forked_worker_starts_with_nothing_pending() -> None:
 import os
 from webhook import metrics
 metrics.observe_review("validate", "Job", "CREATE", "allowed", 0.001)
-assert metrics._pending.flusher is not None
+assert metrics.PENDING.flusher is not None
 pid = os.fork()
 if pid == 0:
-    p = metrics._pending
-    ok = not p.observations and p.flusher is None
+    p = metrics.PENDING
+    ok = not p.pending and p.flusher is None
     os._exit(0 if ok else 1)
 _, status = os.waitpid(pid, 0)
 raise SystemExit(os.waitstatus_to_exitcode(status))

@@ -87,7 +87,8 @@ def create_app(
     kinds = {p.kind for p in policies.policies} | {kind for _, kind in VALIDATORS} | {"Pod"}
     state = WaspState(settings, policies, reloader, MappingProxyType({kind: kind for kind in kinds}))
     REVIEW_LINES.flush_interval = settings.flush_interval
-    metrics.FLUSH_INTERVAL = settings.flush_interval or metrics.FLUSH_INTERVAL
+    # Metrics are never published per review (five mmap writes each): 0 keeps the default.
+    metrics.PENDING.interval = settings.flush_interval or metrics.FLUSH_INTERVAL
 
     app = Flask("webhook")
     app.extensions["wasp"] = state

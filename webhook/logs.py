@@ -8,15 +8,15 @@ become top-level keys. gunicorn's own loggers are routed through it too (see
 from __future__ import annotations
 
 import atexit
-import collections
 import logging
 import os
-import threading
 import time
 import typing as t
 from datetime import UTC, datetime
 
 import orjson
+
+from webhook.batching import Batches
 
 __all__ = ["JsonFormatter", "REVIEW_LOGGER", "ReviewEntry", "ReviewLog", "logging_config"]
 
@@ -116,37 +116,41 @@ class ReviewLog:
     configuration) still decides where lines go. Without such a handler it falls back to
     ordinary logging.
 
-    Batches are written every ``flush_interval`` seconds, at :attr:`MAX_PENDING` lines and by
-    :meth:`flush` at worker exit, like nginx's ``access_log … flush=`` and Envoy's access log
+    Batches (:class:`webhook.batching.Batches`) are written every ``flush_interval`` seconds,
+    at :attr:`MAX_PENDING` lines and by :meth:`flush` at worker exit, like nginx's ``access_log … flush=`` and Envoy's access log
     flush interval: a ``write(2)`` per review is a system call and a GIL release per review,
     in a worker whose four threads compete for the GIL. ``flush_interval`` 0 writes every
     line at once. A worker killed with SIGKILL loses at most the last interval's lines.
     """
 
-    # Normally the flusher writes about a second of lines at once; the cap bounds memory
-    # (~2 MB) if it falls behind.
+    # Normally about a second of lines is written at once; the cap bounds memory (~2 MB) if
+    # the writing falls behind.
     MAX_PENDING: t.ClassVar[int] = 4096  # lines
 
     def __init__(self, logger: logging.Logger, *, flush_interval: float = 1.0) -> None:
         self.logger = logger
-        self.flush_interval = flush_interval
         self._second = -1
         self._head = b""
         # What follows the second in every line, by millisecond: indexing this beats formatting
         # "%03d" and joining the constant middle per line.
         middle = b'+00:00","level":"info","logger":' + orjson.dumps(logger.name) + b',"msg":"review",'
         self._after_second = tuple(b"%03d%s" % (ms, middle) for ms in range(1000))
-        self._reset()
-        os.register_at_fork(after_in_child=self._reset)
+        self.batches: Batches[tuple[float, ReviewEntry]] = Batches(
+            self._write_batch,
+            name="wasp-review-log",
+            interval=flush_interval,
+            cap=self.MAX_PENDING,
+            failure="could not write review log lines",
+        )
         atexit.register(self.flush)
 
-    def _reset(self) -> None:
-        # Also the state of a forked worker: the parent's thread and locks do not carry over.
-        # No lock on the review path: deque.append and popleft are atomic.
-        self._pending: collections.deque[tuple[float, ReviewEntry]] = collections.deque()
-        self._write_lock = threading.Lock()  # one batch at a time, so batches stay in order
-        self._flusher: threading.Thread | None = None
-        self._flusher_lock = threading.Lock()
+    @property
+    def flush_interval(self) -> float:
+        return self.batches.interval
+
+    @flush_interval.setter
+    def flush_interval(self, seconds: float) -> None:
+        self.batches.interval = seconds
 
     def enabled(self) -> bool:
         return self.logger.isEnabledFor(logging.INFO)
@@ -192,54 +196,23 @@ class ReviewLog:
 
     def write(self, entry: ReviewEntry) -> None:
         """Queue one review's line (written at once when ``flush_interval`` is 0)."""
-        pending = self._pending
-        pending.append((_clock(), entry))
-        if self.flush_interval <= 0 or len(pending) >= self.MAX_PENDING:
-            self._flush_safely()
-        elif self._flusher is None:
-            self._start_flusher()
+        self.batches.add((_clock(), entry))
 
     def flush(self) -> None:
-        """Write the pending lines now (the flusher thread, a full batch, worker exit), to the
-        stream logging is configured with at this moment."""
-        with self._write_lock:
-            pending = self._pending
-            entries: list[tuple[float, ReviewEntry]] = []
-            while pending:
-                try:
-                    entries.append(pending.popleft())
-                except IndexError:
-                    break
-            # The level is checked here, not per review: a disabled log drops its batch.
-            if not entries or not self.enabled():
-                return
-            stream = self._stream()
-            if stream is None:
-                for _, entry in entries:
-                    self.logger.info("review", extra={"fields": entry.fields()})
-                return
-            _emit(stream, self._lines(entries))
+        """Write the pending lines now (worker exit, tests), to the stream logging is
+        configured with at this moment."""
+        self.batches.flush()
 
-    def _start_flusher(self) -> None:
-        with self._flusher_lock:
-            if self._flusher is not None:
-                return
-            self._flusher = threading.Thread(target=self._flush_forever, name="wasp-review-log", daemon=True)
-        self._flusher.start()
-
-    def _flush_safely(self) -> None:
-        # A broken log pipe must neither fail the review being answered nor kill the flusher.
-        try:
-            self.flush()
-        except Exception:  # noqa: BLE001
-            logging.getLogger("wasp").exception("could not write review log lines")
-
-    def _flush_forever(self) -> None:
-        me = threading.current_thread()
-        while self._flusher is me:
-            # Interval 0 (set after the flusher started) means writes flush themselves.
-            time.sleep(self.flush_interval if self.flush_interval > 0 else 1.0)
-            self._flush_safely()
+    def _write_batch(self, entries: list[tuple[float, ReviewEntry]]) -> None:
+        # The level is checked here, not per review: a disabled log drops its batch.
+        if not entries or not self.enabled():
+            return
+        stream = self._stream()
+        if stream is None:
+            for _, entry in entries:
+                self.logger.info("review", extra={"fields": entry.fields()})
+            return
+        _emit(stream, self._lines(entries))
 
 
 def _emit(stream: t.TextIO, data: bytes) -> None:

@@ -14,12 +14,8 @@ words or ``""``, ``outcome`` one of :data:`webhook.admission.handler.Outcome`.
 from __future__ import annotations
 
 import bisect
-import collections
-import logging
 import os
 import sys
-import threading
-import time
 import types
 import typing as t
 
@@ -33,6 +29,8 @@ from prometheus_client import (
     multiprocess,
 )
 
+from webhook.batching import Batches
+
 __all__ = [
     "CERT_EXPIRY",
     "CERT_RELOADS",
@@ -40,6 +38,7 @@ __all__ = [
     "INTERNAL_ERRORS",
     "LATENCY",
     "LATENCY_BUCKETS",
+    "PENDING",
     "REQUESTS",
     "count_in_flight",
     "exposition",
@@ -106,36 +105,6 @@ CERT_EXPIRY = Gauge(
 Observation = tuple[str, str, str, str, float]  # endpoint, kind, operation, outcome, seconds
 
 
-class _Pending:
-    """Review metrics gathered in this process since the last :func:`flush`.
-
-    Writing a multiprocess sample costs a lock, a pid check and an mmap write per value,
-    five per review (counter, histogram bucket and sum, gauge up and down): about a tenth
-    of wasp's own time per review in the server. So a review only appends its observation
-    to a deque (atomic: no lock on the review path), and a daemon thread per worker
-    aggregates and publishes them every :data:`FLUSH_INTERVAL` seconds and when the worker
-    exits. A scrape sees the counts at most that much late.
-
-    The in-flight gauge costs the review path nothing: each flush counts the threads whose
-    stack is inside a function registered with :func:`count_in_flight` (a worker thread
-    handles one review at a time, so those threads are the reviews in flight).
-    """
-
-    def __init__(self) -> None:
-        self.observations: collections.deque[Observation] = collections.deque()
-        self.flusher: threading.Thread | None = None
-        self.flusher_lock = threading.Lock()
-
-    def take(self) -> list[Observation]:
-        taken: list[Observation] = []
-        observations = self.observations
-        while True:
-            try:
-                taken.append(observations.popleft())
-            except IndexError:
-                return taken
-
-
 # The code of the functions that handle a review (the admission view): a thread with one of
 # them on its stack is a review in flight.
 _REVIEW_CODE: set[types.CodeType] = set()
@@ -160,60 +129,18 @@ def _in_flight() -> int:
     return count
 
 
-FLUSH_INTERVAL = 1.0  # seconds; Settings.flush_interval sets it (0 keeps it)
-MAX_PENDING: t.Final = 50_000  # observations; ~10 s of one worker at full speed
-_pending = _Pending()
-
-
-def _reset_after_fork() -> None:
-    # A worker starts with nothing pending and no flusher: the arbiter's thread and lock
-    # do not exist in the child, and its counts (none, it serves no reviews) are its own.
-    global _pending
-    _pending = _Pending()
-
-
-os.register_at_fork(after_in_child=_reset_after_fork)
-
-
 def observe_review(endpoint: str, kind: str, operation: str, outcome: str, seconds: float) -> None:
     """Count one answered review and record its latency (published by the next flush)."""
-    pending = _pending
-    observations = pending.observations
-    observations.append((endpoint, kind, operation, outcome, seconds))
-    if len(observations) >= MAX_PENDING:
-        _flush_safely()  # the flusher is behind: keep memory bounded
-    elif pending.flusher is None:
-        _start_flusher(pending)
-
-
-def _start_flusher(pending: _Pending) -> None:
-    with pending.flusher_lock:
-        if pending.flusher is not None:
-            return
-        pending.flusher = threading.Thread(
-            target=_flush_forever, args=(pending,), name="wasp-metrics", daemon=True
-        )
-    pending.flusher.start()
-
-
-def _flush_safely() -> None:
-    # Metrics must never fail a review, stop the flusher, nor take a worker down.
-    try:
-        flush()
-    except Exception:  # noqa: BLE001
-        logging.getLogger("wasp.metrics").exception("could not publish review metrics")
-
-
-def _flush_forever(pending: _Pending) -> None:
-    while pending is _pending:
-        time.sleep(FLUSH_INTERVAL)
-        _flush_safely()
+    PENDING.add((endpoint, kind, operation, outcome, seconds))
 
 
 def flush() -> None:
     """Publish what this process gathered since the last flush (also called at worker exit
     and before a single-process scrape)."""
-    observations = _pending.take()
+    PENDING.flush()
+
+
+def _publish(observations: list[Observation]) -> None:
     requests: dict[tuple[str, str, str, str], int] = {}
     latency: dict[str, list[float]] = {}  # per endpoint: one count per bucket (+Inf last), sum
     for endpoint, kind, operation, outcome, seconds in observations:
@@ -235,6 +162,23 @@ def flush() -> None:
                 value.inc(observed)
         child._sum.inc(counts[-1])
     IN_FLIGHT.set(_in_flight())
+
+
+FLUSH_INTERVAL: t.Final = 1.0  # seconds, unless Settings.flush_interval says otherwise
+# Review metrics gathered in this process since the last flush. Writing a multiprocess sample
+# costs a lock, a pid check and an mmap write per value, five per review (counter, histogram
+# bucket and sum, gauge up and down): about a tenth of wasp's own time per review in the
+# server. So a review only queues its observation, and a flush aggregates and publishes
+# them; a scrape sees the counts at most one interval late. The in-flight gauge costs the
+# review path nothing: each flush counts the threads inside a function registered with
+# :func:`count_in_flight` (a worker thread handles one review at a time).
+PENDING: t.Final[Batches[Observation]] = Batches(
+    _publish,
+    name="wasp-metrics",
+    interval=FLUSH_INTERVAL,
+    cap=50_000,  # observations; ~10 s of one worker at full speed
+    failure="could not publish review metrics",
+)
 
 
 def exposition() -> tuple[bytes, str]:
