@@ -34,8 +34,6 @@ class Result(t.NamedTuple):
 
     @classmethod
     def judged(cls, governed_by: str, errors: list[FieldError], warnings: list[str]) -> Result:
-        if not errors and not warnings:
-            return cls(Status.VALID, (), (), governed_by)
         status = Status.INVALID if errors else Status.VALID
         return cls(status, tuple(errors), tuple(dict.fromkeys(warnings)), governed_by)
 

@@ -7,6 +7,7 @@ message that says which file or flag to fix. ``wasp serve`` maps that to exit co
 
 from __future__ import annotations
 
+import socket
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -74,8 +75,30 @@ class Settings:
         if self.workers < 1 or self.threads < 1:
             found.append("--workers and --threads must be at least 1")
         found += self.certificate_problems(now=now)
+        found += self.port_problems()
         if found:
             raise ConfigError("cannot serve:\n  " + "\n  ".join(found))
+
+    def port_problems(self) -> list[str]:
+        """Ports something else already listens on, found before gunicorn starts.
+
+        gunicorn binds with SO_REUSEPORT and, when that fails, retries and lets the arbiter
+        linger without workers; a second instance with the same user would instead share the
+        port and take half the reviews. A plain bind (without SO_REUSEPORT) fails on both.
+        """
+        found: list[str] = []
+        family = socket.AF_INET6 if ":" in self.bind_address else socket.AF_INET
+        for label, port in (("--port", self.port), ("--metrics-port", self.metrics_port)):
+            with socket.socket(family, socket.SOCK_STREAM) as probe:
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # TIME_WAIT is not "in use"
+                try:
+                    probe.bind((self.bind_address, port))
+                except OSError as exc:
+                    found.append(
+                        f"{label} {port}: cannot listen on {self.bind_address}:{port} ({exc.strerror}); "
+                        "is another wasp serve or another program using it?"
+                    )
+        return found
 
     def certificate_problems(self, *, now: datetime) -> list[str]:
         pems: list[bytes] = []

@@ -22,7 +22,7 @@ from webhook.field import FieldError, FieldPath, forbidden, invalid
 if t.TYPE_CHECKING:
     from webhook.policy import Policy
 
-__all__ = ["normalize", "update_errors"]
+__all__ = ["normalize", "unchanged", "update_errors"]
 
 _IMMUTABLE = "field is immutable"
 
@@ -43,7 +43,8 @@ def _variant(policy: object) -> tuple[bool, bool]:
     return policy.get("basic") is not None, policy.get("gang") is not None
 
 
-def _same(new: object, old: object) -> bool:
+def unchanged(new: object, old: object) -> bool:
+    """Whether an update leaves a value as it was, by apimachinery's semantic equality."""
     # Equal as decoded is equal after normalising too; normalise only values that differ.
     return new == old or _absent_if_empty(normalize(new)) == _absent_if_empty(normalize(old))
 
@@ -95,7 +96,7 @@ def _elastic(node: ObjectNode, old: ObjectNode) -> list[FieldError]:
             )
     for name in _COMPOSITE_BLOCKS if node.spec.composite else _LEAF_BLOCKS:
         new_value, old_value = new_members.get(name), old_members.get(name)
-        if not _same(new_value, old_value):
+        if not unchanged(new_value, old_value):
             errors.append(invalid(node.path.child(name), new_value, _IMMUTABLE, origin="immutable"))
     return errors
 
@@ -105,7 +106,7 @@ _LEAF_BLOCKS: t.Final = (*_COMPOSITE_BLOCKS, "resourceClaims")
 
 
 def _immutable(node: ObjectNode, old: ObjectNode) -> list[FieldError]:
-    if not _same(node.block, old.block):
+    if not unchanged(node.block, old.block):
         return [invalid(node.path, node.block, _IMMUTABLE, origin="immutable")]
     return []
 

@@ -24,7 +24,7 @@ from webhook.formats import dns_label
 from webhook.gates import FeatureGates
 from webhook.policy import Policy, PolicySet
 from webhook.result import Result, Status
-from webhook.updates import normalize, update_errors
+from webhook.updates import unchanged, update_errors
 
 __all__ = ["validate_object", "validate_governed"]
 
@@ -75,7 +75,7 @@ def validate_governed(
             return [], warnings
         # Kept because the stored object has it, so it reaches validation: the gate marker
         # (ifDisabled=forbidden) fires on any change; an unchanged value is ratcheted.
-        if normalize(get_path(obj, root_path)) != normalize(get_path(old, root_path)):
+        if not unchanged(get_path(obj, root_path), get_path(old, root_path)):
             errors.insert(0, forbidden(root_path, "", origin="ifDisabled"))
             warnings.append(f"{root_path} cannot change: feature gate {policy.feature_gate} is off")
     nodes = tree.walk()
@@ -102,9 +102,8 @@ def validate_governed(
     buildable = not tree.spec.composite or all(n.children for n in nodes if n.spec.composite)
     if buildable and not (errors and any(e.origin == "templateName" for e in errors)):
         # Without items the old root is a bare item with its name: all the rename check reads.
-        old_root = old_tree
         options = policy.build_options_structure_checked if structure_checked else policy.build_options
-        errors.extend(Builder(tree, options).validate(old_root))
+        errors.extend(Builder(tree, options).validate(old_tree))
     for node in nodes:
         _pod_count_bound(node, errors, warnings)
         errors.extend(_unset_gang_count(node))
@@ -112,10 +111,12 @@ def validate_governed(
     if old_tree is not None:
         errors.extend(update_errors(policy, tree, old_tree))
     _advice(tree, nodes, gates, warnings, any_block=present)
-    return _dedupe(errors) if len(errors) > 1 else errors, warnings
+    return _dedupe(errors), warnings
 
 
 def _dedupe(errors: list[FieldError]) -> list[FieldError]:
+    if len(errors) < 2:
+        return errors
     seen: set[tuple[str, str, str]] = set()
     out = []
     for err in errors:

@@ -617,7 +617,7 @@ def _inputs(item: WorkloadItem | None) -> list[object]:
     if item is None:
         return [None]
     values: list[object] = [item.name, item.default_config]
-    for block in item.input.leaf_slots():
+    for block in item.input:  # its four slots
         values += [block.path_elements, block.leaf, block.composite]
     for c in item.children:
         values += _inputs(c)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import os
 import shutil
-import socket
 import tempfile
 import typing as t
 from datetime import UTC, datetime
@@ -210,8 +209,6 @@ def serve(
         settings.check()
     except ConfigError as exc:
         raise CannotServe(str(exc)) from None
-    if problems := _port_problems(settings):
-        raise CannotServe("cannot serve:\n  " + "\n  ".join(problems))
     if dev and ca_file is not None:
         example = state_dir / EXAMPLE_REVIEW
         click.echo(
@@ -222,28 +219,6 @@ def serve(
             f"--data-binary @{example} {settings.serving_url}/validate"
         )
     _run(settings)
-
-
-def _port_problems(settings: Settings) -> list[str]:
-    """Ports something else already listens on, found before gunicorn starts.
-
-    gunicorn binds with SO_REUSEPORT and, when that fails, retries and lets the arbiter
-    linger without workers; a second instance with the same user would instead share the
-    port and take half the reviews. A plain bind (without SO_REUSEPORT) fails on both.
-    """
-    found: list[str] = []
-    family = socket.AF_INET6 if ":" in settings.bind_address else socket.AF_INET
-    for label, port in (("--port", settings.port), ("--metrics-port", settings.metrics_port)):
-        with socket.socket(family, socket.SOCK_STREAM) as probe:
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # TIME_WAIT is not "in use"
-            try:
-                probe.bind((settings.bind_address, port))
-            except OSError as exc:
-                found.append(
-                    f"{label} {port}: cannot listen on {settings.bind_address}:{port} ({exc.strerror}); "
-                    "is another wasp serve or another program using it?"
-                )
-    return found
 
 
 def _run(settings: Settings) -> None:

@@ -16,8 +16,6 @@ JSON ``null`` is unset, as Go's decoder makes it.
 
 from __future__ import annotations
 
-import typing as t
-
 from webhook.compiler.types import (
     DisruptionMode,
     GangPolicy,
@@ -30,10 +28,6 @@ from webhook.compiler.types import (
 )
 
 __all__ = ["map_composite", "map_leaf", "map_policy", "map_disruption_mode", "map_constraints"]
-
-
-def _member(block: t.Mapping[str, object], name: str) -> object:
-    return block.get(name)
 
 
 def _int32(value: object) -> int | None:
@@ -72,9 +66,9 @@ def map_constraints(value: object) -> SchedulingConstraints | None:
 def map_disruption_mode(value: object) -> DisruptionMode | None:
     if not isinstance(value, dict):
         return None
-    if _member(value, "single") is not None:
+    if value.get("single") is not None:
         return DisruptionMode(single=True)
-    if _member(value, "all") is not None:
+    if value.get("all") is not None:
         return DisruptionMode(all=True)
     return None
 

@@ -34,18 +34,15 @@ def check_tree(root: WorkloadItem) -> str | None:
     """
     if root is not None and not root.children:
         # A single leaf, the shape of most objects: no stack, no name set.
-        if not root.name:
-            return f"workload item at {_where(None, 0)} has an empty name"
-        return _slot_problem(root)
+        return _node_problem(root, None, 0) or _slot_problem(root)
     seen: set[str] = set()
     # (item, parent, index): where a node sits is spelled out only for a problem.
     stack: list[tuple[WorkloadItem | None, WorkloadItem | None, int]] = [(root, None, 0)]
     while stack:
         item, parent, index = stack.pop()
-        if item is None:
-            return f"workload item at {_where(parent, index)} is nil"
-        if not item.name:
-            return f"workload item at {_where(parent, index)} has an empty name"
+        if problem := _node_problem(item, parent, index):
+            return problem
+        assert item is not None  # _node_problem reports a nil item
         if item.name in seen:
             return f"workload item name {item.name!r} is used more than once in the tree"
         seen.add(item.name)
@@ -56,6 +53,14 @@ def check_tree(root: WorkloadItem) -> str | None:
         children = item.children
         for i in range(len(children) - 1, -1, -1):
             stack.append((children[i], item, i))
+    return None
+
+
+def _node_problem(item: WorkloadItem | None, parent: WorkloadItem | None, index: int) -> str | None:
+    if item is None:
+        return f"workload item at {_where(parent, index)} is nil"
+    if not item.name:
+        return f"workload item at {_where(parent, index)} has an empty name"
     return None
 
 

@@ -196,12 +196,6 @@ class WorkloadInput(t.NamedTuple):
             disruption_mode=Block(("disruptionMode",), composite=s.get("disruptionMode")),
         )
 
-    def leaf_slots(self) -> tuple[Block, ...]:
-        return (self.policy, self.constraints, self.disruption_mode, self.resource_claims)
-
-    def composite_slots(self) -> tuple[Block, ...]:
-        return (self.policy, self.constraints, self.disruption_mode)
-
 
 _POLICY: t.Final = ("schedulingPolicy",)
 _CONSTRAINTS: t.Final = ("schedulingConstraints",)
