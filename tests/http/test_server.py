@@ -19,7 +19,7 @@ from apiserver import ApiServer, build_review, kubectl_error_line
 from conftest import (
     EXAMPLE_POLICIES,
     ServerProcess,
-    free_port,
+    free_ports,
     job,
     pod_of_job,
     policy_args,
@@ -433,7 +433,8 @@ def test_serve_refuses_a_port_something_else_listens_on(tmp_path: Path, which: s
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         busy = taken.getsockname()[1]
-        ports = {"--port": str(free_port()), "--metrics-port": str(free_port()), which: str(busy)}
+        port, metrics_port = free_ports(2)
+        ports = {"--port": str(port), "--metrics-port": str(metrics_port), which: str(busy)}
         started = time.monotonic()
         done = subprocess.run(
             serve_command("--dev", "--state-dir", str(tmp_path / "state"), *[a for kv in ports.items() for a in kv]),
