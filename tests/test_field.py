@@ -195,3 +195,14 @@ def test_omit_survives_copy_and_pickle_as_the_same_object() -> None:
     for clone in (copy.deepcopy(err), pickle.loads(pickle.dumps(err))):
         assert clone.bad_value is OMIT
         assert clone.error() == err.error()
+
+
+def test_a_value_too_deep_to_print_is_rendered_as_a_placeholder() -> None:
+    # JSON decoders accept ~1000 levels; Python's encoder does not. A denial quoting such a
+    # value must still render (the kubectl line), not raise.
+    deep: object = {}
+    for _ in range(5_000):
+        deep = {"gang": deep}
+    err = invalid(FieldPath.of("spec", "scheduling"), deep, "field is immutable")
+    assert err.error().startswith("spec.scheduling: Invalid value: ")
+    assert aggregate([err, err]) == err.error()

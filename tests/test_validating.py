@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from webhook.errors import PolicyError
-from webhook.field import FieldPath
+from webhook.field import FieldPath, aggregate
 from webhook.gates import FeatureGates
 from webhook.policy import PolicySet
 from webhook.result import Status
@@ -944,6 +944,45 @@ def test_validation_never_raises_on_deeply_nested_input() -> None:
     obj["spec"]["scheduling"] = {"schedulingPolicy": deep}  # built in place: too deep to copy
     result = validate_object(obj, policies=POLICIES)
     assert result.status is Status.INVALID
+
+
+def _deep(levels: int) -> dict[str, t.Any]:
+    value: dict[str, t.Any] = {}
+    for _ in range(levels):
+        value = {"gang": value}
+    return value
+
+
+def _job_with(block: object) -> dict[str, t.Any]:
+    doc = J.build()
+    doc["spec"]["scheduling"] = block  # built in place: too deep to copy
+    return doc
+
+
+def _isvc_with(block: object) -> dict[str, t.Any]:
+    doc = isvc(role("prefill")).build()
+    doc["spec"]["roles"][0]["scheduling"] = block
+    return doc
+
+
+@pytest.mark.parametrize(
+    ("make", "where"),
+    [
+        pytest.param(_job_with, "spec.scheduling", id="job-elastic-rules"),
+        pytest.param(_isvc_with, "spec.roles[0]", id="isvc"),
+    ],
+)
+def test_an_update_of_a_block_too_deep_to_compare_is_denied_not_raised(
+    make: t.Callable[[object], dict[str, t.Any]], where: str
+) -> None:
+    # Two separately decoded copies, 1,100 levels deep (orjson accepts 1,024 for a whole
+    # review): comparing them exceeds Python's recursion limit, so they count as changed,
+    # and the denial quoting the value still renders.
+    new, old = make({"schedulingPolicy": _deep(1_100)}), make({"schedulingPolicy": _deep(1_100)})
+    result = validate_object(new, old, policies=POLICIES)
+    assert result.status is Status.INVALID
+    assert all(e.path.startswith(where) for e in result.errors)
+    assert aggregate(list(result.errors))
 
 
 # --------------------------------------------------------------------------- a new kind, by policy file alone

@@ -221,9 +221,19 @@ def go_quote(s: str) -> str:
 
 
 def go_json(value: object) -> str:
-    """Go ``json.Marshal`` of a decoded JSON value: sorted keys, compact, HTML-escaped."""
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    """Go ``json.Marshal`` of a decoded JSON value: sorted keys, compact, HTML-escaped.
+
+    A value nested deeper than Python can encode (JSON decoders allow ~1000 levels) renders
+    as a placeholder: a denial must never fail on the value it quotes.
+    """
+    try:
+        text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    except (RecursionError, ValueError):  # ValueError: a circular structure
+        return _TOO_DEEP
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+_TOO_DEEP: t.Final = '"<nested too deeply to print>"'
 
 
 def render_value(value: object) -> str:

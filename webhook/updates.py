@@ -22,7 +22,7 @@ from webhook.field import FieldError, FieldPath, forbidden, invalid
 if t.TYPE_CHECKING:
     from webhook.policy import Policy
 
-__all__ = ["normalize", "unchanged", "update_errors"]
+__all__ = ["identical", "normalize", "unchanged", "update_errors"]
 
 _IMMUTABLE = "field is immutable"
 
@@ -43,10 +43,26 @@ def _variant(policy: object) -> tuple[bool, bool]:
     return policy.get("basic") is not None, policy.get("gang") is not None
 
 
+def identical(new: object, old: object) -> bool:
+    """``new == old``, except that values too deep for Python to compare (JSON allows ~1000
+    levels) count as different: never a RecursionError, and the structural layer reports
+    the depth."""
+    try:
+        return new == old
+    except RecursionError:
+        return False
+
+
 def unchanged(new: object, old: object) -> bool:
-    """Whether an update leaves a value as it was, by apimachinery's semantic equality."""
+    """Whether an update leaves a value as it was, by apimachinery's semantic equality
+    (too deep to compare counts as changed, as in :func:`identical`)."""
     # Equal as decoded is equal after normalising too; normalise only values that differ.
-    return new == old or _absent_if_empty(normalize(new)) == _absent_if_empty(normalize(old))
+    if identical(new, old):
+        return True
+    try:
+        return _absent_if_empty(normalize(new)) == _absent_if_empty(normalize(old))
+    except RecursionError:
+        return False
 
 
 def _absent_if_empty(value: object) -> object:
@@ -56,7 +72,7 @@ def _absent_if_empty(value: object) -> object:
 
 def _elastic(node: ObjectNode, old: ObjectNode) -> list[FieldError]:
     new_block, old_block = node.block, old.block
-    if new_block == old_block:
+    if identical(new_block, old_block):
         return []  # unchanged (or absent before and after): no rule can fire
     if old_block is None:
         return [invalid(node.path, new_block, "field cannot be set once created", origin="update")]
@@ -82,7 +98,7 @@ def _elastic(node: ObjectNode, old: ObjectNode) -> list[FieldError]:
                 node.path.child("schedulingPolicy"), None, "field cannot be cleared once set", origin="update"
             )
         )
-    elif new_policy != old_policy:
+    elif not identical(new_policy, old_policy):
         new_variant, old_variant = _variant(new_policy), _variant(old_policy)
         if new_variant != old_variant and any(new_variant) and any(old_variant):
             count = "gang.minGroupCount" if node.spec.composite else "gang.minCount"

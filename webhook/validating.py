@@ -24,7 +24,7 @@ from webhook.formats import dns_label
 from webhook.gates import FeatureGates
 from webhook.policy import Policy, PolicySet
 from webhook.result import Result, Status
-from webhook.updates import unchanged, update_errors
+from webhook.updates import identical, unchanged, update_errors
 
 __all__ = ["validate_object", "validate_governed"]
 
@@ -150,7 +150,7 @@ def _unchanged_single_node(tree: ObjectNode, old_tree: ObjectNode | None) -> boo
         and not tree.children
         and not old_tree.children
         and tree.template_name == old_tree.template_name
-        and tree.block == old_tree.block
+        and identical(tree.block, old_tree.block)
     )
 
 
