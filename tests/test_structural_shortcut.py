@@ -9,6 +9,7 @@ import pytest
 from golden import GoldenCase, discover_cases, golden_policies
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from strategies import scheduling
 
 import webhook.validating as validating
 from webhook.policy import PolicySet
@@ -33,40 +34,6 @@ def both(obj: object, old: object, policies: PolicySet) -> tuple[Result, Result]
 def test_golden_verdicts_do_not_depend_on_the_shortcut(case: GoldenCase) -> None:
     fast, slow = both(case.obj, case.old_obj, POLICIES)
     assert fast == slow
-
-
-names = st.sampled_from(["gpus", "a", "", "Bad_Name", "x" * 64, "../c"])
-policy = st.one_of(
-    st.none(),
-    st.just({}),
-    st.just({"basic": {}}),
-    st.builds(
-        lambda n: {"gang": {} if n is None else {"minCount": n}}, st.one_of(st.none(), st.integers(-2, 12))
-    ),
-    st.just({"basic": {}, "gang": {}}),
-    st.just({"gang": {"minCount": 2.0}}),
-)
-claim = st.fixed_dictionaries(
-    {"name": names},
-    optional={"resourceClaimName": names, "resourceClaimTemplateName": names, "x": st.just(1)},
-)
-scheduling = st.fixed_dictionaries(
-    {},
-    optional={
-        "schedulingPolicy": policy,
-        "schedulingConstraints": st.one_of(
-            st.just({"topology": []}),
-            st.lists(
-                st.fixed_dictionaries(
-                    {"key": st.sampled_from(["rack", "", "a/b/c", "topology.kubernetes.io/rack"])}
-                ),
-                max_size=2,
-            ).map(lambda topo: {"topology": topo}),
-        ),
-        "disruptionMode": st.sampled_from([{}, {"single": {}}, {"all": {}}, {"single": {}, "all": {}}, None]),
-        "resourceClaims": st.lists(claim, max_size=5),
-    },
-)
 
 
 def job(block: dict[str, t.Any], parallelism: int) -> dict[str, t.Any]:

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import typing as t
 
+from webhook.compiler.mapping import map_disruption_mode, map_policy
 from webhook.compiler.types import (
     EMPTY_INPUT,
+    DisruptionKind,
+    PolicyKind,
     SchedulingConfig,
     SchedulingPolicy,
     WorkloadInput,
@@ -20,7 +23,9 @@ from webhook.compiler.types import (
 from webhook.field import FieldError, FieldPath, Key, required, too_many, type_invalid
 from webhook.policy import NodeSpec, Policy
 
-__all__ = ["MAX_TEMPLATES_PER_LIST", "ObjectNode", "get_path", "build_tree", "template_name"]
+__all__ = [
+    "MAX_TEMPLATES_PER_LIST", "ObjectNode", "build_tree", "fill_items", "get_path", "leaf_kinds", "template_name",
+]  # fmt: skip
 
 MAX_TEMPLATES_PER_LIST: t.Final = 8  # WorkloadMaxPodGroupTemplates
 _BASIC: t.Final = SchedulingConfig(SchedulingPolicy.of_basic())
@@ -209,7 +214,7 @@ class _Builder:
         if spec.composite and not node.children:
             self.childless(spec, context, context_path)
         if self.items:
-            self.fill_item(node)  # once the children (part of the item) are known
+            _fill_item(node)  # once the children (part of the item) are known
         return node
 
     def childless(self, spec: NodeSpec, context: t.Mapping[str, t.Any], context_path: FieldPath) -> None:
@@ -261,29 +266,6 @@ class _Builder:
             nodes.append(self.node(spec, element, element_path, key=key, index=i))
         return nodes
 
-    def fill_item(self, node: ObjectNode) -> None:
-        """The compiler fields of ``node``: default config, input slots and callbacks."""
-        spec = node.spec
-        priority = ""
-        if spec.priority_class_name_from is not None:
-            value = get_path(node.context, spec.priority_class_name_from)
-            priority = value if isinstance(value, str) else ""
-        # resolve() only ever copies a default config, so nodes without a priority share one.
-        node.default_config = (
-            SchedulingConfig(SchedulingPolicy.of_basic(), priority_class_name=priority)
-            if priority
-            else _BASIC
-        )
-        block = node.block if isinstance(node.block, dict) else None
-        if spec.composite:
-            node.input = WorkloadInput.from_composite(block)
-            if spec.min_group_count_default:
-                node.callbacks = (_min_group_count_callback(len(node.children)),)
-        else:
-            node.input = WorkloadInput.from_leaf(block)
-            if spec.min_count_default and node.pod_count is not None:
-                node.callbacks = (_min_count_callback(node.pod_count),)
-
 
 def _min_group_count_callback(children: int) -> t.Callable[[SchedulingConfig], None]:
     def fill(cfg: SchedulingConfig) -> None:
@@ -291,6 +273,56 @@ def _min_group_count_callback(children: int) -> t.Callable[[SchedulingConfig], N
             cfg.policy.gang.min_count = max(1, children)
 
     return fill
+
+
+def _fill_item(node: ObjectNode) -> None:
+    """The compiler fields of ``node``: default config (always Basic), input slots and callbacks
+    (which only fill an unset gang count; :func:`leaf_kinds` relies on both)."""
+    spec = node.spec
+    priority = ""
+    if spec.priority_class_name_from is not None:
+        value = get_path(node.context, spec.priority_class_name_from)
+        priority = value if isinstance(value, str) else ""
+    # resolve() only ever copies a default config, so nodes without a priority share one.
+    node.default_config = (
+        SchedulingConfig(SchedulingPolicy.of_basic(), priority_class_name=priority) if priority else _BASIC
+    )
+    block = node.block if isinstance(node.block, dict) else None
+    if spec.composite:
+        node.input = WorkloadInput.from_composite(block)
+        if spec.min_group_count_default:
+            node.callbacks = (_min_group_count_callback(len(node.children)),)
+    else:
+        node.input = WorkloadInput.from_leaf(block)
+        if spec.min_count_default and node.pod_count is not None:
+            node.callbacks = (_min_count_callback(node.pod_count),)
+
+
+def fill_items(root: ObjectNode) -> ObjectNode:
+    """Fill the compiler fields of a tree built with ``items=False`` (filled nodes are kept)."""
+    for node in root.walk():
+        if node.default_config is None:  # set by every fill
+            _fill_item(node)
+    return root
+
+
+def leaf_kinds(node: ObjectNode) -> tuple[PolicyKind, DisruptionKind | None]:
+    """The policy and disruption kinds that ``resolve`` gives this leaf node once its items are
+    filled, read from its block without filling them.
+
+    The same mappers read the same values; the default config adds only Basic when the
+    block names no policy, and the callbacks only fill a gang count, so neither changes a kind.
+    """
+    block = node.block if isinstance(node.block, dict) else None
+    if block is None:
+        return PolicyKind.BASIC, None
+    policy = map_policy(block.get("schedulingPolicy"), count_field="minCount")
+    disruption = block.get("disruptionMode")
+    mode = None if disruption is None else map_disruption_mode(disruption)
+    return (
+        PolicyKind.BASIC if policy is None else policy.kind(),
+        None if mode is None else mode.kind(),
+    )
 
 
 def build_tree(

@@ -18,7 +18,9 @@ import typing as t
 from webhook import scheduling_objects
 from webhook.compiler.builder import Builder, resolve
 from webhook.compiler.schema import NO_OLD, BlockType, is_valid, validate_block
-from webhook.extract import ObjectNode, build_tree, get_path
+from webhook.compiler.types import BuildOptions
+from webhook.compiler.validate import kind_errors, root_problem
+from webhook.extract import ObjectNode, build_tree, fill_items, get_path, leaf_kinds
 from webhook.field import FieldError, duplicate, forbidden, invalid, required
 from webhook.formats import dns_label
 from webhook.gates import FeatureGates
@@ -64,7 +66,9 @@ def validate_governed(
 ) -> tuple[list[FieldError], list[str]]:
     """Both layers for an object governed by ``policy``; returns (errors, warnings)."""
     warnings: list[str] = []
-    tree, errors = build_tree(policy, obj)
+    # Compiler items are filled only where the compiler reads them (fill_items): the common
+    # single-leaf review is judged without them (_checked_leaf_errors).
+    tree, errors = build_tree(policy, obj, items=False)
     present = tree.block is not None
     if policy.feature_gate and policy.feature_gate not in gates and present:
         root_path = policy.root.path
@@ -92,8 +96,6 @@ def validate_governed(
         _unchanged_single_node(tree, old_tree) or _structurally_valid(nodes)
     )
     if policy.declarative_validation and not structure_checked:
-        if old is not None:
-            old_tree = build_tree(policy, old)[0]  # the per-block layer ratchets against old items
         errors.extend(_structural_envelopes(nodes, old_tree))
     # The compiler's tree check would report an unusable tree as an InternalError; those
     # trees (duplicate template names, composites left without children) were already
@@ -101,9 +103,14 @@ def validate_governed(
     # (A leaf root is the whole tree: only a composite root can leave a composite childless.)
     buildable = not tree.spec.composite or all(n.children for n in nodes if n.spec.composite)
     if buildable and not (errors and any(e.origin == "templateName" for e in errors)):
-        # Without items the old root is a bare item with its name: all the rename check reads.
-        options = policy.build_options_structure_checked if structure_checked else policy.build_options
-        errors.extend(Builder(tree, options).validate(old_tree))
+        if structure_checked and not tree.children and not tree.spec.composite:
+            errors.extend(_checked_leaf_errors(tree, old_tree, policy.build_options_structure_checked))
+        else:
+            options = policy.build_options_structure_checked if structure_checked else policy.build_options
+            if old_tree is not None and not options.disable_declarative_validation:
+                fill_items(old_tree)  # the per-block layer ratchets against old items
+            # Otherwise the old root stays bare: its name is all the rename check reads.
+            errors.extend(Builder(fill_items(tree), options).validate(old_tree))
     for node in nodes:
         _pod_count_bound(node, errors, warnings)
         errors.extend(_unset_gang_count(node))
@@ -152,6 +159,23 @@ def _unchanged_single_node(tree: ObjectNode, old_tree: ObjectNode | None) -> boo
         and tree.template_name == old_tree.template_name
         and identical(tree.block, old_tree.block)
     )
+
+
+def _checked_leaf_errors(
+    leaf: ObjectNode, old_tree: ObjectNode | None, options: BuildOptions
+) -> list[FieldError]:
+    """``Builder(leaf, options).validate(old_tree)`` for a tree that is one leaf, when
+    ``options`` turn the declarative layer off, without filling compiler items.
+
+    With that layer off the compiler reads of a leaf only its name (the rename and tree
+    checks) and its resolved policy and disruption kinds, which :func:`leaf_kinds` reads from
+    the block. Most reviews (Jobs, CronJobs, single-group CRDs) take this path; a test
+    compares it with the Builder on generated trees.
+    """
+    problem = root_problem(leaf, old_tree)
+    if problem is not None:
+        return [problem]
+    return kind_errors(leaf, *leaf_kinds(leaf), options)
 
 
 def _structurally_valid(nodes: list[ObjectNode]) -> bool:
@@ -213,7 +237,7 @@ def _unset_gang_count(node: ObjectNode) -> list[FieldError]:
     defaulted = node.spec.min_group_count_default if node.spec.composite else node.spec.min_count_default
     if defaulted:
         return []
-    cfg = resolve(node)
+    cfg = resolve(fill_items(node))
     if cfg.policy is None or cfg.policy.gang is None or cfg.policy.gang.min_count is not None:
         return []
     field = "minGroupCount" if node.spec.composite else "minCount"

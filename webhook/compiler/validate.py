@@ -26,7 +26,7 @@ from webhook.field import forbidden as forbidden_error
 if t.TYPE_CHECKING:
     from webhook.compiler.builder import Builder
 
-__all__ = ["validate_builder", "validate_node"]
+__all__ = ["kind_errors", "root_problem", "validate_builder", "validate_node"]
 
 _LEAF_BLOCKS = (
     ("policy", BlockType.POLICY),
@@ -48,19 +48,22 @@ def validate_builder(builder: Builder, old_root: WorkloadItem | None) -> list[Fi
     root = builder.root
     if root is None:
         return [invalid(FieldPath(), None, "root workload item must not be nil")]
-    if old_root is not None and old_root.name != root.name:
-        return [
-            internal_error(
-                root.base_path,
-                f"root workload item renamed from {old_root.name!r} to {root.name!r} on update",
-            )
-        ]
-    problem = check_tree(root)
-    if problem:
-        return [internal_error(root.base_path, problem)]
+    problem = root_problem(root, old_root)
+    if problem is not None:
+        return [problem]
     errors: list[FieldError] = []
     _validate_subtree(root, old_root, builder.options, errors)
     return errors
+
+
+def root_problem(root: WorkloadItem, old_root: WorkloadItem | None) -> FieldError | None:
+    """Steps 3 and 4 for a root that is not nil: a rename on update, then the tree check."""
+    if old_root is not None and old_root.name != root.name:
+        return internal_error(
+            root.base_path, f"root workload item renamed from {old_root.name!r} to {root.name!r} on update"
+        )
+    problem = check_tree(root)
+    return internal_error(root.base_path, problem) if problem else None
 
 
 def _validate_subtree(
@@ -130,6 +133,15 @@ def validate_node(item: WorkloadItem, old: WorkloadItem | None, options: BuildOp
     # An unset policy compiles to Basic, so it is checked as Basic.
     policy = cfg.policy.kind() if cfg.policy is not None else PolicyKind.BASIC
     disruption = cfg.disruption_mode.kind() if cfg.disruption_mode is not None else None
+    errors.extend(kind_errors(item, policy, disruption, options))
+    return errors
+
+
+def kind_errors(
+    item: WorkloadItem, policy: PolicyKind, disruption: DisruptionKind | None, options: BuildOptions
+) -> list[FieldError]:
+    """The allow-lists and the basic+all rule, on the kinds of ``item``'s resolved config."""
+    errors: list[FieldError] = []
     # Paths are built only for an error: this runs on every node of every review.
     if policy not in options.allowed_policies:
         errors.append(
