@@ -134,12 +134,15 @@ def _min_count_callback(pod_count: int) -> t.Callable[[SchedulingConfig], None]:
 
 
 class _Builder:
-    __slots__ = ("errors", "items", "name", "obj", "policy")
+    __slots__ = ("counts", "errors", "items", "name", "obj", "policy")
 
-    def __init__(self, policy: Policy, obj: t.Mapping[str, t.Any], *, items: bool = True) -> None:
+    def __init__(
+        self, policy: Policy, obj: t.Mapping[str, t.Any], *, items: bool = True, counts: bool = True
+    ) -> None:
         self.policy = policy
         self.obj = obj
         self.items = items
+        self.counts = counts
         metadata = obj.get("metadata")
         name = metadata.get("name") if isinstance(metadata, dict) else None
         self.name = name if isinstance(name, str) else ""
@@ -207,7 +210,7 @@ class _Builder:
         block = self.lookup(context, context_path, spec.path)
         name = template_name(spec.template_name, name=self.name, key=key or "", index=index)
         node = ObjectNode(spec, path, context_path, context, block, name, key)
-        if spec.pod_count is not None:
+        if spec.pod_count is not None and self.counts:
             self.pod_count(node)
         for child_spec in spec.children:
             node.children.extend(self.children(child_spec, context, context_path))
@@ -326,15 +329,17 @@ def leaf_kinds(node: ObjectNode) -> tuple[PolicyKind, DisruptionKind | None]:
 
 
 def build_tree(
-    policy: Policy, obj: t.Mapping[str, t.Any], *, items: bool = True
+    policy: Policy, obj: t.Mapping[str, t.Any], *, items: bool = True, counts: bool = True
 ) -> tuple[ObjectNode, list[FieldError]]:
     """The object's tree under ``policy`` and the errors met while reading it (wrong types,
     missing element keys, too many elements). Never raises on malformed objects.
 
     ``items=False`` leaves every node's compiler fields bare (see :class:`ObjectNode`): enough
-    for callers that need only names, blocks and pod counts.
+    for callers that need only names, blocks and pod counts. ``counts=False`` also leaves every
+    ``pod_count`` unread (``None``, and no callback once filled): the old object's tree on an
+    update, which is compared by names and blocks only.
     """
-    builder = _Builder(policy, obj, items=items)
+    builder = _Builder(policy, obj, items=items, counts=counts)
     root = builder.node(policy.root, obj, _OBJECT)
     return root, builder.errors
 

@@ -70,7 +70,7 @@ def validate_governed(
     # single-leaf review is judged without them (_checked_leaf_errors).
     tree, errors = build_tree(policy, obj, items=False)
     present = tree.block is not None
-    if policy.feature_gate and policy.feature_gate not in gates and present:
+    if policy.feature_gate and policy.feature_gate not in gates.enabled and present:
         root_path = policy.root.path
         if old is None or get_path(old, root_path) is None:
             warnings.append(
@@ -86,7 +86,7 @@ def validate_governed(
     errors.extend(_duplicate_template_names(nodes))
     # Without the declarative layer the compiler reads only the old root's name (the
     # rename check), so the old tree needs compiler items only when that layer runs.
-    old_tree = build_tree(policy, old, items=False)[0] if old is not None else None
+    old_tree = build_tree(policy, old, items=False, counts=False)[0] if old is not None else None
     # Verdict first, errors on demand: when every node's embedding passes the structural
     # schema as a whole (the common case), neither the envelope nor the per-block layer
     # can report anything, so both are skipped; otherwise they run and say what is wrong.
@@ -279,6 +279,7 @@ def _advice(
     # An object that has only generateName has no name yet, so its template names are unknown.
     metadata = tree.context.get("metadata")
     named = isinstance(metadata, dict) and bool(metadata.get("name"))
+    enabled = gates.enabled  # a frozenset: no method call per check
     for node in nodes:
         if named and dns_label(node.template_name):
             out.append(
@@ -292,16 +293,16 @@ def _advice(
         if (
             not node.spec.composite
             and block.get("schedulingConstraints") is not None
-            and "TopologyAwareWorkloadScheduling" not in gates
+            and "TopologyAwareWorkloadScheduling" not in enabled
         ):
             out.append(
                 f"{node.path}.schedulingConstraints is dropped: feature gate TopologyAwareWorkloadScheduling is off"
             )
-        if block.get("resourceClaims") and "DRAWorkloadResourceClaims" not in gates:
+        if block.get("resourceClaims") and "DRAWorkloadResourceClaims" not in enabled:
             out.append(
                 f"{node.path}.resourceClaims is dropped: feature gate DRAWorkloadResourceClaims is off"
             )
-    if tree.spec.composite and "CompositePodGroup" not in gates:
+    if tree.spec.composite and "CompositePodGroup" not in enabled:
         out.append(f"{tree.path}: composite groups need feature gate CompositePodGroup, which is off")
-    if any_block and "GenericWorkload" not in gates:
+    if any_block and "GenericWorkload" not in enabled:
         out.append("feature gate GenericWorkload is off: no Workload or PodGroup is created for this object")
