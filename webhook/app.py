@@ -23,7 +23,7 @@ from webhook import metrics
 from webhook.admission.handler import Answer, handle_mutate, handle_validate, internal_error
 from webhook.admission.response import errored, review
 from webhook.admission.review import OPERATIONS, MalformedReview, Request, parse_review
-from webhook.logs import REVIEW_LOGGER, ReviewEntry, ReviewLog
+from webhook.logs import REVIEW_LOGGER, Entry, ReviewLog
 from webhook.policy import PolicySet
 from webhook.scheduling_objects import VALIDATORS
 from webhook.tls import CertReloader, LoadedPair
@@ -238,11 +238,13 @@ def _record(state: WaspState, endpoint: str, parsed: Request | None, answer: Ans
         code = status.get("code")
         if answer.outcome == "malformed":
             error = status.get("message")
+    # ReviewEntry's fields as a plain tuple (logs.Entry): cheaper to build than the NamedTuple.
+    entry: Entry
     if parsed is None:
-        entry = ReviewEntry(endpoint, uid, None, None, None, None, None, answer.outcome, _PID[0],
-                            elapsed * 1000, code, error)  # fmt: skip
+        entry = (endpoint, uid, None, None, None, None, None, answer.outcome, _PID[0], elapsed * 1000,
+                 code, error, None)  # fmt: skip
     else:
-        entry = ReviewEntry(
+        entry = (
             endpoint, uid, parsed.kind["kind"], parsed.namespace, parsed.name, parsed.operation,
             parsed.dry_run, answer.outcome, _PID[0], elapsed * 1000, code, error, answer.causes or None,
         )  # fmt: skip

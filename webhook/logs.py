@@ -18,7 +18,7 @@ import orjson
 
 from webhook.batching import Batches
 
-__all__ = ["JsonFormatter", "REVIEW_LOGGER", "ReviewEntry", "ReviewLog", "logging_config"]
+__all__ = ["Entry", "JsonFormatter", "REVIEW_LOGGER", "ReviewEntry", "ReviewLog", "logging_config"]
 
 REVIEW_LOGGER: t.Final = "wasp.review"
 
@@ -99,6 +99,14 @@ class ReviewEntry(t.NamedTuple):
         return fields
 
 
+# ReviewEntry's fields as a plain tuple, all thirteen: what the review path builds, because a
+# NamedTuple's constructor (Python code) costs five times a tuple display (~330 vs ~65 ns).
+Entry = tuple[
+    str, str, str | None, str | None, str | None, str | None, bool | None, str, int, float,
+    int | None, str | None, int | None,
+]  # fmt: skip
+
+
 def _ms(latency_ms: object) -> object:
     return round(latency_ms, 3) if type(latency_ms) is float else latency_ms
 
@@ -135,7 +143,7 @@ class ReviewLog:
         # "%03d" and joining the constant middle per line.
         middle = b'+00:00","level":"info","logger":' + orjson.dumps(logger.name) + b',"msg":"review",'
         self._after_second = tuple(b"%03d%s" % (ms, middle) for ms in range(1000))
-        self.batches: Batches[tuple[float, ReviewEntry]] = Batches(
+        self.batches: Batches[tuple[float, Entry]] = Batches(
             self._write_batch,
             name="wasp-review-log",
             interval=flush_interval,
@@ -166,7 +174,7 @@ class ReviewLog:
             current = current.parent if current.propagate else None
         return None
 
-    def _lines(self, entries: list[tuple[float, ReviewEntry]]) -> bytes:
+    def _lines(self, entries: list[tuple[float, Entry]]) -> bytes:
         """The batch's lines, byte for byte ``JsonFormatter``'s format of each entry."""
         after_second = self._after_second
         second, head = self._second, self._head
@@ -194,8 +202,9 @@ class ReviewLog:
             append(head + after_second[int((now - second) * 1000)] + tail[1:])
         return b"".join(lines)
 
-    def write(self, entry: ReviewEntry) -> None:
-        """Queue one review's line (written at once when ``flush_interval`` is 0)."""
+    def write(self, entry: Entry) -> None:
+        """Queue one review's line (written at once when ``flush_interval`` is 0): a
+        :class:`ReviewEntry`, or the same thirteen values as a plain tuple."""
         self.batches.add((_clock(), entry))
 
     def flush(self) -> None:
@@ -203,14 +212,14 @@ class ReviewLog:
         configured with at this moment."""
         self.batches.flush()
 
-    def _write_batch(self, entries: list[tuple[float, ReviewEntry]]) -> None:
+    def _write_batch(self, entries: list[tuple[float, Entry]]) -> None:
         # The level is checked here, not per review: a disabled log drops its batch.
         if not entries or not self.enabled():
             return
         stream = self._stream()
         if stream is None:
             for _, entry in entries:
-                self.logger.info("review", extra={"fields": entry.fields()})
+                self.logger.info("review", extra={"fields": ReviewEntry(*entry).fields()})
             return
         _emit(stream, self._lines(entries))
 
