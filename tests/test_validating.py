@@ -323,6 +323,14 @@ UPDATES = [
         old=GANG4,
     ),
     *update_pair("74 adding spec.scheduling", J, GANG4, (INVALID, S)),
+    # The compiler refuses a renamed root; the update rules pair nodes by name, so a renamed
+    # Job's changed disruption mode is not also reported as immutable.
+    case(
+        "a renamed Job is an InternalError, not an immutable-field change",
+        job(name="other").scheduling({**gang(4), "disruptionMode": {"all": {}}}),
+        ("InternalError", S),
+        old=GANG4,
+    ),
     *update_pair("74 removing spec.scheduling", GANG4, J, (INVALID, S)),
     *update_pair(
         "75 adding schedulingPolicy",

@@ -152,10 +152,13 @@ def update_errors(policy: Policy, tree: ObjectNode, old_tree: ObjectNode) -> lis
     """Errors of the change from ``old_tree`` to ``tree`` under the policy's update rules."""
     if policy.update_rules == "none":
         return []
+    rule = _elastic if policy.update_rules == "elastic" else _immutable
+    if not tree.children and not old_tree.children and not policy.repeated:
+        # One node before and after (Jobs, CronJobs): paired by name as below, without the walks.
+        return rule(tree, old_tree) if tree.template_name == old_tree.template_name else []
     nodes, old_list = tree.walk(), old_tree.walk()
     errors = _structure(nodes, old_list) if policy.repeated else []
     old_nodes = {n.template_name: n for n in old_list}
-    rule = _elastic if policy.update_rules == "elastic" else _immutable
     for node in nodes:
         old = old_nodes.get(node.template_name)
         if old is not None:
