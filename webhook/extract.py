@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import typing as t
 
-from webhook.compiler.mapping import map_disruption_mode, map_policy
+from webhook.compiler.mapping import disruption_kind, policy_kind
 from webhook.compiler.types import (
     EMPTY_INPUT,
     DisruptionKind,
@@ -313,19 +313,15 @@ def leaf_kinds(node: ObjectNode) -> tuple[PolicyKind, DisruptionKind | None]:
     """The policy and disruption kinds that ``resolve`` gives this leaf node once its items are
     filled, read from its block without filling them.
 
-    The same mappers read the same values; the default config adds only Basic when the
-    block names no policy, and the callbacks only fill a gang count, so neither changes a kind.
+    The mappers' own kind functions read the same values; the default config adds only Basic
+    when the block names no policy, and the callbacks only fill a gang count, so neither
+    changes a kind.
     """
     block = node.block if isinstance(node.block, dict) else None
     if block is None:
         return PolicyKind.BASIC, None
-    policy = map_policy(block.get("schedulingPolicy"), count_field="minCount")
-    disruption = block.get("disruptionMode")
-    mode = None if disruption is None else map_disruption_mode(disruption)
-    return (
-        PolicyKind.BASIC if policy is None else policy.kind(),
-        None if mode is None else mode.kind(),
-    )
+    policy = policy_kind(block.get("schedulingPolicy"))
+    return PolicyKind.BASIC if policy is None else policy, disruption_kind(block.get("disruptionMode"))
 
 
 def build_tree(

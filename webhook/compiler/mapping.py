@@ -16,9 +16,13 @@ JSON ``null`` is unset, as Go's decoder makes it.
 
 from __future__ import annotations
 
+import typing as t
+
 from webhook.compiler.types import (
+    DisruptionKind,
     DisruptionMode,
     GangPolicy,
+    PolicyKind,
     ResourceClaim,
     SchedulingConfig,
     SchedulingConstraints,
@@ -27,7 +31,9 @@ from webhook.compiler.types import (
     WorkloadInput,
 )
 
-__all__ = ["map_composite", "map_leaf", "map_policy", "map_disruption_mode", "map_constraints"]
+__all__ = [
+    "disruption_kind", "map_composite", "map_constraints", "map_disruption_mode", "map_leaf", "map_policy", "policy_kind",
+]  # fmt: skip
 
 
 def _int32(value: object) -> int | None:
@@ -37,17 +43,27 @@ def _int32(value: object) -> int | None:
     return None
 
 
-def map_policy(value: object, *, count_field: str) -> SchedulingPolicy | None:
-    """``{basic: {}}`` / ``{gang: {<count_field>: n}}`` → IR; no member set → ``None``."""
+def policy_kind(value: object) -> PolicyKind | None:
+    """The kind :func:`map_policy` maps ``value`` to, without building it (``None``: unset)."""
     if not isinstance(value, dict):
         return None
     if value.get("basic") is not None:
-        return SchedulingPolicy(True)
-    gang = value.get("gang")
-    if gang is not None:
-        count = _int32(gang.get(count_field)) if isinstance(gang, dict) else None
-        return SchedulingPolicy(False, GangPolicy(count))
+        return PolicyKind.BASIC
+    if value.get("gang") is not None:
+        return PolicyKind.GANG
     return None
+
+
+def map_policy(value: object, *, count_field: str) -> SchedulingPolicy | None:
+    """``{basic: {}}`` / ``{gang: {<count_field>: n}}`` → IR; no member set → ``None``."""
+    kind = policy_kind(value)
+    if kind is None:
+        return None
+    if kind is PolicyKind.BASIC:
+        return SchedulingPolicy(True)
+    gang = t.cast(dict[str, object], value)["gang"]
+    count = _int32(gang.get(count_field)) if isinstance(gang, dict) else None
+    return SchedulingPolicy(False, GangPolicy(count))
 
 
 def map_constraints(value: object) -> SchedulingConstraints | None:
@@ -63,14 +79,22 @@ def map_constraints(value: object) -> SchedulingConstraints | None:
     return SchedulingConstraints(entries)
 
 
-def map_disruption_mode(value: object) -> DisruptionMode | None:
+def disruption_kind(value: object) -> DisruptionKind | None:
+    """The kind :func:`map_disruption_mode` maps ``value`` to, without building it."""
     if not isinstance(value, dict):
         return None
     if value.get("single") is not None:
-        return DisruptionMode(single=True)
+        return DisruptionKind.SINGLE
     if value.get("all") is not None:
-        return DisruptionMode(all=True)
+        return DisruptionKind.ALL
     return None
+
+
+def map_disruption_mode(value: object) -> DisruptionMode | None:
+    kind = disruption_kind(value)
+    if kind is None:
+        return None
+    return DisruptionMode(single=True) if kind is DisruptionKind.SINGLE else DisruptionMode(all=True)
 
 
 def _opt_str(value: object) -> str | None:
