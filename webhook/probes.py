@@ -22,10 +22,15 @@ from flask import Flask, Response
 
 from webhook import metrics
 from webhook.app import readyz_response
+from webhook.forkguard import ForkGuard
 
 __all__ = ["ProbeServer", "create_probe_app", "serving_problems"]
 
 log = logging.getLogger("wasp.probes")
+
+
+# The probe's TLS work and the arbiter's forks exclude each other (see webhook.forkguard).
+_TLS_WORK: t.Final = ForkGuard()
 
 
 def serving_problems(host: str, port: int, *, timeout: float = 2.0) -> list[str]:
@@ -35,7 +40,14 @@ def serving_problems(host: str, port: int, *, timeout: float = 2.0) -> list[str]
     apiserver trusts), only for being within its validity period. With client-certificate
     verification on, TLS 1.3 lets the client finish its side of the handshake before the
     server judges the (absent) client certificate, which is all this probe needs.
+    A fork of this process waits for it (up to ``timeout`` for the connection, the same for
+    the handshake): a worker forked mid-handshake would inherit OpenSSL's locks held.
     """
+    with _TLS_WORK.section():
+        return _serving_problems(host, port, timeout)
+
+
+def _serving_problems(host: str, port: int, timeout: float) -> list[str]:
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     context.check_hostname = False
     context.verify_mode = ssl.CERT_NONE
