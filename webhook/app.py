@@ -229,8 +229,6 @@ def _record(state: WaspState, endpoint: str, parsed: Request | None, answer: Ans
         kind = state.kind_labels.get(parsed.kind["kind"], "other")
         operation = _OPERATION_LABELS[parsed.operation]
     metrics.observe_review(endpoint, kind, operation, answer.outcome, elapsed)
-    # A tuple of scalars per review; the line is formatted (latency rounded, the log level
-    # checked) with its batch, off the review path (logs.ReviewLog).
     code = error = None
     uid = answer.response["uid"]
     status = answer.response.get("status")
@@ -238,7 +236,9 @@ def _record(state: WaspState, endpoint: str, parsed: Request | None, answer: Ans
         code = status.get("code")
         if answer.outcome == "malformed":
             error = status.get("message")
-    # ReviewEntry's fields as a plain tuple (logs.Entry): cheaper to build than the NamedTuple.
+    # ReviewEntry's fields as a plain tuple (logs.Entry, cheaper to build than the NamedTuple);
+    # the line is formatted (latency rounded, the log level checked) with its batch, off the
+    # review path (logs.ReviewLog).
     entry: Entry
     if parsed is None:
         entry = (endpoint, uid, None, None, None, None, None, answer.outcome, _PID[0], elapsed * 1000,

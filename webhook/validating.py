@@ -84,8 +84,8 @@ def validate_governed(
             warnings.append(f"{root_path} cannot change: feature gate {policy.feature_gate} is off")
     nodes = tree.walk()
     errors.extend(_duplicate_template_names(nodes))
-    # Without the declarative layer the compiler reads only the old root's name (the
-    # rename check), so the old tree needs compiler items only when that layer runs.
+    # The old tree is built bare (names and blocks): its compiler items are filled below only
+    # if the Builder's declarative layer runs, which ratchets against them.
     old_tree = build_tree(policy, old, items=False, counts=False)[0] if old is not None else None
     # Verdict first, errors on demand: when every node's embedding passes the structural
     # schema as a whole (the common case), neither the envelope nor the per-block layer
@@ -108,7 +108,7 @@ def validate_governed(
         else:
             options = policy.build_options_structure_checked if structure_checked else policy.build_options
             if old_tree is not None and not options.disable_declarative_validation:
-                fill_items(old_tree)  # the per-block layer ratchets against old items
+                fill_items(old_tree)
             # Otherwise the old root stays bare: its name is all the rename check reads.
             errors.extend(Builder(fill_items(tree), options).validate(old_tree))
     for node in nodes:
