@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from webhook.errors import PolicyError
-from webhook.policy import PolicySet, load_policy_file
+from webhook.field import FieldPath
+from webhook.policy import NodeSpec, PolicySet, load_policy_file
 from webhook.result import Status
 from webhook.validating import validate_object
 
@@ -56,3 +57,33 @@ def test_an_object_with_only_generate_name_gets_no_template_name_warning() -> No
     }
     result = validate_object(job, policies=BUILTIN)
     assert (result.status, result.warnings) == (Status.VALID, ())
+
+
+@pytest.mark.parametrize(
+    ("pattern", "key", "index"),
+    [
+        ("{name}-pgt-0", "", None),
+        ("{name}", "", None),
+        ("grp-{{x}}-{name}-}}", "", None),
+        ("{name}-{key}", "workers", 1),
+        ("{name}-{index}", "", 3),
+        ("{name}-{key}-{name}", "ps", 0),
+        ("fixed", "", None),
+    ],
+    ids=[
+        "name then a suffix (the built-in Job policy)",
+        "the name alone",
+        "escaped braces around the name",
+        "name and key",
+        "name and index",
+        "the name twice",
+        "no placeholder",
+    ],
+)
+def test_template_for_expands_like_str_format(pattern: str, key: str, index: int | None) -> None:
+    # template_for concatenates precomputed affixes for prefix{name}suffix patterns and formats
+    # the rest: both must write exactly what str.format writes.
+    spec = NodeSpec(id="n", composite=False, path=FieldPath.parse("spec.scheduling"), template_name=pattern)
+    for name in ("train", "a{b}c", ""):
+        want = pattern.format(name=name, key=key, index="" if index is None else index)
+        assert spec.template_for(name, key, index) == want

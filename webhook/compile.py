@@ -15,7 +15,7 @@ from webhook.compiler.builder import Builder
 from webhook.compiler.names import generate_pod_group_name, generate_workload_name
 from webhook.compiler.types import BuildOptions
 from webhook.errors import BuildError
-from webhook.extract import ObjectNode, build_tree, template_name
+from webhook.extract import ObjectNode, build_tree
 from webhook.policy import NodeSpec, Policy
 
 __all__ = [
@@ -46,7 +46,7 @@ def pod_group_name(object_name: str, uid: str, template_name: str) -> str:
 
 def leaf_template_name(node: NodeSpec, object_name: str, key: str | None = None) -> str:
     """The template name of ``node`` for an object named ``object_name`` (element ``key``)."""
-    return template_name(node.template_name, name=object_name, key=key or "")
+    return node.template_for(object_name, key or "")
 
 
 def controller_reference(obj: t.Mapping[str, t.Any], uid: str) -> Json:

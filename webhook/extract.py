@@ -24,7 +24,7 @@ from webhook.field import FieldError, FieldPath, Key, required, too_many, type_i
 from webhook.policy import NodeSpec, Policy
 
 __all__ = [
-    "MAX_TEMPLATES_PER_LIST", "ObjectNode", "build_tree", "fill_items", "get_path", "leaf_kinds", "template_name",
+    "MAX_TEMPLATES_PER_LIST", "ObjectNode", "build_tree", "fill_items", "get_path", "leaf_kinds",
 ]  # fmt: skip
 
 MAX_TEMPLATES_PER_LIST: t.Final = 8  # WorkloadMaxPodGroupTemplates
@@ -58,11 +58,6 @@ def _get_path_general(value: object, path: FieldPath) -> object:
         if current is None:
             return None
     return current
-
-
-def template_name(pattern: str, *, name: str, key: str = "", index: int | None = None) -> str:
-    """Expand a policy's template-name pattern (placeholders checked at policy load)."""
-    return pattern.format(name=name, key=key, index="" if index is None else index)
 
 
 class ObjectNode(WorkloadItem):
@@ -136,9 +131,7 @@ def _min_count_callback(pod_count: int) -> t.Callable[[SchedulingConfig], None]:
 class _Builder:
     __slots__ = ("counts", "errors", "items", "name", "obj", "policy")
 
-    def __init__(
-        self, policy: Policy, obj: t.Mapping[str, t.Any], *, items: bool = True, counts: bool = True
-    ) -> None:
+    def __init__(self, policy: Policy, obj: t.Mapping[str, t.Any], items: bool, counts: bool) -> None:
         self.policy = policy
         self.obj = obj
         self.items = items
@@ -208,7 +201,7 @@ class _Builder:
     ) -> ObjectNode:
         path = context_path / spec.path if context_path.segments else spec.path
         block = self.lookup(context, context_path, spec.path)
-        name = template_name(spec.template_name, name=self.name, key=key or "", index=index)
+        name = spec.template_for(self.name, key or "", index)
         node = ObjectNode(spec, path, context_path, context, block, name, key)
         if spec.pod_count is not None and self.counts:
             self.pod_count(node)
@@ -335,7 +328,7 @@ def build_tree(
     ``pod_count`` unread (``None``, and no callback once filled): the old object's tree on an
     update, which is compared by names and blocks only.
     """
-    builder = _Builder(policy, obj, items=items, counts=counts)
+    builder = _Builder(policy, obj, items, counts)
     root = builder.node(policy.root, obj, _OBJECT)
     return root, builder.errors
 

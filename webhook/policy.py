@@ -52,6 +52,21 @@ class PodCount:
     default: int = 1
 
 
+def _name_affixes(pattern: str) -> tuple[str, str] | None:
+    """``(prefix, suffix)`` when ``pattern`` formats as ``prefix + name + suffix``, else ``None``."""
+    try:
+        parts = list(string.Formatter().parse(pattern))
+    except ValueError:
+        return None  # a bad pattern fails in str.format, as it always did
+    fields = [(f, spec, conv) for _, f, spec, conv in parts if f is not None]
+    if fields != [("name", "", None)]:
+        return None
+    # parse() hands back literal text with "{{"/"}}" already unescaped, as format() writes it.
+    split = next(i for i, (_, f, _, _) in enumerate(parts) if f is not None)
+    prefix = "".join(lit for lit, _, _, _ in parts[: split + 1])
+    return prefix, "".join(lit for lit, _, _, _ in parts[split + 1 :])
+
+
 @dataclass(frozen=True, slots=True)
 class NodeSpec:
     """One node of a policy's WorkloadItem tree.
@@ -73,6 +88,20 @@ class NodeSpec:
     exclusive_with: tuple[FieldPath, ...] = ()
     pod_label: str | None = None
     children: tuple[NodeSpec, ...] = ()
+    # ``template_name`` split once when it is ``prefix{name}suffix`` (every built-in policy):
+    # template_for then concatenates instead of formatting, on every review.
+    _name_affixes: tuple[str, str] | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_name_affixes", _name_affixes(self.template_name))
+
+    def template_for(self, name: str, key: str = "", index: int | None = None) -> str:
+        """This node's template name for an object named ``name`` (and, under ``forEach``,
+        the element's ``key`` and ``index``); placeholders are checked at policy load."""
+        affixes = self._name_affixes
+        if affixes is not None:
+            return affixes[0] + name + affixes[1]
+        return self.template_name.format(name=name, key=key, index="" if index is None else index)
 
     def walk(self) -> t.Iterator[NodeSpec]:
         yield self
@@ -419,6 +448,10 @@ class PolicySet:
                     "metadata.name to replace that policy"
                 )
             self._by_kind[key] = policy
+        # Keyed by the apiVersion as objects spell it, so a review's lookup is one dict probe.
+        self._served: dict[tuple[str, str], Policy] = {
+            (f"{p.group}/{v}" if p.group else v, p.kind): p for p in self.policies for v in p.versions
+        }
         self.warnings: tuple[str, ...] = tuple(w for p in self.policies for w in p.warnings)
 
     @classmethod
@@ -429,10 +462,9 @@ class PolicySet:
         return cls([*found, *load_policies(locations)], gates=gates)
 
     def for_kind(self, api_version: str, kind: str) -> Policy | None:
-        """The policy governing objects of this apiVersion and kind, or ``None``."""
-        group, _, version = api_version.rpartition("/")
-        policy = self._by_kind.get((group, kind))
-        return policy if policy is not None and version in policy.versions else None
+        """The policy governing objects of this apiVersion (``group/version``, or ``version``
+        for the core group) and kind, or ``None``."""
+        return self._served.get((api_version, kind))
 
     def for_object(self, obj: t.Mapping[str, t.Any]) -> Policy | None:
         api_version, kind = obj.get("apiVersion"), obj.get("kind")

@@ -17,6 +17,9 @@ class Status(enum.Enum):
     ERROR = "error"  # the input is not an object that can be judged
 
 
+_new: t.Final = tuple.__new__
+
+
 class Result(t.NamedTuple):
     """``errors`` holds every field error; ``warnings`` advice that does not block.
 
@@ -35,7 +38,10 @@ class Result(t.NamedTuple):
     @classmethod
     def judged(cls, governed_by: str, errors: list[FieldError], warnings: list[str]) -> Result:
         status = Status.INVALID if errors else Status.VALID
-        return cls(status, tuple(errors), tuple(dict.fromkeys(warnings)), governed_by)
+        unique = tuple(dict.fromkeys(warnings)) if len(warnings) > 1 else tuple(warnings)
+        # tuple.__new__ directly: the NamedTuple's generated __new__ (defaults, keyword
+        # arguments) costs more than the rest of this method, once per review.
+        return _new(cls, (status, tuple(errors), unique, governed_by, ""))
 
     @classmethod
     def skipped(cls, reason: str) -> Result:

@@ -48,7 +48,7 @@ def validate_object(obj: object, old_obj: object = None, *, policies: PolicySet)
         )
     old = old_obj if isinstance(old_obj, dict) else None
     group, _, version = api_version.rpartition("/")
-    builtin = scheduling_objects.VALIDATORS.get((group, kind))
+    builtin = scheduling_objects.VALIDATORS.get((group, kind)) if group == scheduling_objects.GROUP else None
     if builtin is not None:
         if version not in scheduling_objects.SERVED_VERSIONS[kind]:
             return Result.skipped(f"{api_version} {kind} is not served by Kubernetes 1.37")

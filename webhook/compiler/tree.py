@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from webhook.compiler.types import WorkloadItem
+from webhook.compiler.types import EMPTY_INPUT, WorkloadItem
 
 __all__ = ["check_tree"]
 
@@ -13,6 +13,8 @@ def _slot_problem(item: WorkloadItem) -> str | None:
     # WorkloadInput is a tuple of its four slots; each slot holds leaf and composite data.
     # A slot is filled when non-None, except that an empty claims list fills nothing.
     # (Loops rather than any(generator): this runs for every node of every review.)
+    if item.input is EMPTY_INPUT:
+        return None  # the shared all-empty input (a bare node, or no blocks): nothing is filled
     if item.children:
         for slot in item.input:
             if slot.leaf is not None and slot.leaf != []:
