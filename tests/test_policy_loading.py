@@ -87,3 +87,33 @@ def test_template_for_expands_like_str_format(pattern: str, key: str, index: int
     for name in ("train", "a{b}c", ""):
         want = pattern.format(name=name, key=key, index="" if index is None else index)
         assert spec.template_for(name, key, index) == want
+
+
+@pytest.mark.parametrize(
+    ("api_version", "kind", "governed_by"),
+    [
+        ("batch/v1", "Job", "batch-job"),
+        ("batch/v1", "CronJob", "batch-cronjob"),
+        ("batch/v2", "Job", None),
+        ("batch/v1", "job", None),
+        ("v1", "Job", None),
+        ("/batch/v1", "Job", None),
+        ("batch/v1/", "Job", None),
+        ("", "Job", None),
+    ],
+    ids=[
+        "Job in a served version",
+        "CronJob in a served version",
+        "a version the policy does not list",
+        "kinds are case-sensitive",
+        "the core group is another group",
+        "a leading slash is not the group",
+        "a trailing slash is not the version",
+        "an empty apiVersion",
+    ],
+)
+def test_for_kind_matches_the_api_version_exactly(
+    api_version: str, kind: str, governed_by: str | None
+) -> None:
+    policy = BUILTIN.for_kind(api_version, kind)
+    assert (policy.name if policy is not None else None) == governed_by
