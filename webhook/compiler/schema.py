@@ -53,6 +53,7 @@ from jsonschema import Draft202012Validator, FormatChecker, ValidationError
 from jsonschema.protocols import Validator as _PyValidator
 from jsonschema.validators import extend
 
+from webhook.enums import IdentityEnum
 from webhook.field import (
     FieldError,
     FieldPath,
@@ -78,7 +79,7 @@ _INT64_MIN: Final = -(2**63)
 _INT64_MAX: Final = 2**63 - 1
 
 
-class BlockType(enum.Enum):
+class BlockType(IdentityEnum):
     """A validatable unit; the value is the ``$defs`` name in the schema document."""
 
     POLICY = "WorkloadPodGroupSchedulingPolicy"

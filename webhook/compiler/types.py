@@ -11,10 +11,10 @@ carries); :mod:`webhook.compiler.mapping` turns them into IR.
 
 from __future__ import annotations
 
-import enum
 import typing as t
 from dataclasses import dataclass, field
 
+from webhook.enums import IdentityEnum
 from webhook.field import FieldPath, Segment
 
 __all__ = [
@@ -36,20 +36,14 @@ __all__ = [
 ]
 
 
-class PolicyKind(enum.Enum):
+class PolicyKind(IdentityEnum):
     BASIC = "basic"
     GANG = "gang"
 
-    # Members are singletons compared by identity, so the identity hash agrees with ==; it is
-    # C code, where Enum's own __hash__ is a Python call (allow-list checks run per review).
-    __hash__ = object.__hash__
 
-
-class DisruptionKind(enum.Enum):
+class DisruptionKind(IdentityEnum):
     SINGLE = "single"
     ALL = "all"
-
-    __hash__ = object.__hash__  # as PolicyKind's
 
 
 @dataclass(slots=True)
