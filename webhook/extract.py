@@ -24,7 +24,7 @@ from webhook.field import FieldError, FieldPath, Key, required, too_many, type_i
 from webhook.policy import NodeSpec, Policy
 
 __all__ = [
-    "MAX_TEMPLATES_PER_LIST", "ObjectNode", "build_tree", "fill_items", "get_path", "leaf_kinds",
+    "MAX_TEMPLATES_PER_LIST", "ObjectNode", "build_tree", "fill_items", "get_path", "leaf_kinds", "old_tree",
 ]  # fmt: skip
 
 MAX_TEMPLATES_PER_LIST: t.Final = 8  # WorkloadMaxPodGroupTemplates
@@ -136,9 +136,7 @@ class _Builder:
         self.obj = obj
         self.items = items
         self.counts = counts
-        metadata = obj.get("metadata")
-        name = metadata.get("name") if isinstance(metadata, dict) else None
-        self.name = name if isinstance(name, str) else ""
+        self.name = _object_name(obj)
         self.errors: list[FieldError] = []
 
     def lookup(self, context: object, context_path: FieldPath, path: FieldPath) -> object:
@@ -331,6 +329,26 @@ def build_tree(
     builder = _Builder(policy, obj, items, counts)
     root = builder.node(policy.root, obj, _OBJECT)
     return root, builder.errors
+
+
+def old_tree(policy: Policy, old: t.Mapping[str, t.Any]) -> ObjectNode:
+    """The stored object's tree on an update, bare and without pod counts: what update rules,
+    ratcheting and the rename check compare against (its read errors are not reported: the
+    stored object was admitted already). Equal to ``build_tree(policy, old, items=False,
+    counts=False)[0]``; a leaf root, the whole tree of most objects, is read without a builder.
+    """
+    root = policy.root
+    if root.children:
+        return build_tree(policy, old, items=False, counts=False)[0]
+    return ObjectNode(
+        root, root.path, _OBJECT, old, get_path(old, root.path), root.template_for(_object_name(old))
+    )
+
+
+def _object_name(obj: t.Mapping[str, t.Any]) -> str:
+    metadata = obj.get("metadata")
+    name = metadata.get("name") if isinstance(metadata, dict) else None
+    return name if isinstance(name, str) else ""
 
 
 _OBJECT: t.Final = FieldPath()  # the root's context path: the object itself

@@ -98,7 +98,8 @@ def _elastic(node: ObjectNode, old: ObjectNode) -> list[FieldError]:
                 node.path.child("schedulingPolicy"), None, "field cannot be cleared once set", origin="update"
             )
         )
-    elif not identical(new_policy, old_policy):
+    else:
+        # Equal policies have equal variants, so the variants alone decide (no deep compare).
         new_variant, old_variant = _variant(new_policy), _variant(old_policy)
         if new_variant != old_variant and any(new_variant) and any(old_variant):
             count = "gang.minGroupCount" if node.spec.composite else "gang.minCount"

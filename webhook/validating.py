@@ -20,7 +20,7 @@ from webhook.compiler.builder import Builder, resolve
 from webhook.compiler.schema import NO_OLD, BlockType, is_valid, validate_block
 from webhook.compiler.types import BuildOptions
 from webhook.compiler.validate import kind_errors, root_problem
-from webhook.extract import ObjectNode, build_tree, fill_items, get_path, leaf_kinds
+from webhook.extract import ObjectNode, build_tree, fill_items, get_path, leaf_kinds, old_tree
 from webhook.field import FieldError, duplicate, forbidden, invalid, required
 from webhook.formats import dns_label
 from webhook.gates import FeatureGates
@@ -84,19 +84,19 @@ def validate_governed(
             warnings.append(f"{root_path} cannot change: feature gate {policy.feature_gate} is off")
     nodes = tree.walk()
     errors.extend(_duplicate_template_names(nodes))
-    # The old tree is built bare (names and blocks): its compiler items are filled below only
-    # if the Builder's declarative layer runs, which ratchets against them.
-    old_tree = build_tree(policy, old, items=False, counts=False)[0] if old is not None else None
+    # The old tree is bare (names and blocks): its compiler items are filled below only if
+    # the Builder's declarative layer runs, which ratchets against them.
+    old_root = old_tree(policy, old) if old is not None else None
     # Verdict first, errors on demand: when every node's embedding passes the structural
     # schema as a whole (the common case), neither the envelope nor the per-block layer
     # can report anything, so both are skipped; otherwise they run and say what is wrong.
     # An update that leaves a single-node tree's block as it was is ratcheted whole: no
     # structural error can be reported on it, so its verdict needs no check at all.
     structure_checked = policy.declarative_validation and (
-        _unchanged_single_node(tree, old_tree) or _structurally_valid(nodes)
+        _unchanged_single_node(tree, old_root) or _structurally_valid(nodes)
     )
     if policy.declarative_validation and not structure_checked:
-        errors.extend(_structural_envelopes(nodes, old_tree))
+        errors.extend(_structural_envelopes(nodes, old_root))
     # The compiler's tree check would report an unusable tree as an InternalError; those
     # trees (duplicate template names, composites left without children) were already
     # reported at the user's fields above.
@@ -104,19 +104,19 @@ def validate_governed(
     buildable = not tree.spec.composite or all(n.children for n in nodes if n.spec.composite)
     if buildable and not (errors and any(e.origin == "templateName" for e in errors)):
         if structure_checked and not tree.children and not tree.spec.composite:
-            errors.extend(_checked_leaf_errors(tree, old_tree, policy.build_options_structure_checked))
+            errors.extend(_checked_leaf_errors(tree, old_root, policy.build_options_structure_checked))
         else:
             options = policy.build_options_structure_checked if structure_checked else policy.build_options
-            if old_tree is not None and not options.disable_declarative_validation:
-                fill_items(old_tree)
+            if old_root is not None and not options.disable_declarative_validation:
+                fill_items(old_root)
             # Otherwise the old root stays bare: its name is all the rename check reads.
-            errors.extend(Builder(fill_items(tree), options).validate(old_tree))
+            errors.extend(Builder(fill_items(tree), options).validate(old_root))
     for node in nodes:
         _pod_count_bound(node, errors, warnings)
         errors.extend(_unset_gang_count(node))
         errors.extend(_exclusive_fields(node, old))
-    if old_tree is not None:
-        errors.extend(update_errors(policy, tree, old_tree))
+    if old_root is not None:
+        errors.extend(update_errors(policy, tree, old_root))
     _advice(tree, nodes, gates, warnings, any_block=present)
     return _dedupe(errors), warnings
 
