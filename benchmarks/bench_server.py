@@ -2,7 +2,8 @@
 
 Prints figures; it is not a test. Both servers run at the same time (2 workers × 4 threads,
 TLS, keep-alive), each driven in turn by wrk over loopback, for three review mixes:
-Job CREATE → /validate, Job UPDATE → /validate, Pod CREATE → /mutate. For each it prints
+Job CREATE → /validate, Job UPDATE → /validate, Pod CREATE → /mutate. Each round starts
+fresh server processes and runs every mix on each of them. For each mix it prints
 req/s, p50/p99, the ratio to the null webhook, connections and CPU per worker, then the
 p99 at half of wasp's saturated rate (wrk's per-connection ``delay()`` paces requests), and
 the in-process core time per Job review (parse + validate), warm and with the caches swept.
@@ -343,7 +344,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument(
-        "--rounds", type=int, default=3, help="alternating wasp/null runs per mix; medians reported"
+        "--rounds", type=int, default=3, help="rounds, each on fresh server processes; medians reported"
     )
     parser.add_argument(
         "--edge",
@@ -375,27 +376,62 @@ def main() -> None:
         "--log-level",
         "info",
     ]
+    names = ["wasp", "null", *(["edge"] if args.edge else [])]
     servers: list[Server] = []
+
+    def start(name: str, label: str) -> Server:
+        port, metrics_port = free_port(), free_port()
+        ports = ["--port", str(port), "--metrics-port", str(metrics_port)]
+        if name == "wasp":
+            argv = [
+                sys.executable,
+                "-c",
+                "from webhook.cli.main import main; main()",
+                "serve",
+                *common,
+                *ports,
+            ]
+        else:
+            argv = [sys.executable, __file__, "--serve-null", *common, *ports]
+        server = Server(name, argv, port, metrics_port, work / f"{name}-{label}.log", edge=name == "edge")
+        servers.append(server)
+        return server
+
+    def stop_all() -> None:
+        while servers:
+            servers.pop().stop()
+
     try:
-        ports = [free_port() for _ in range(4)]
-        wasp_argv = [sys.executable, "-c", "from webhook.cli.main import main; main()", "serve", *common,
-                     "--port", str(ports[0]), "--metrics-port", str(ports[1])]  # fmt: skip
-        null_argv = [sys.executable, __file__, "--serve-null", *common,
-                     "--port", str(ports[2]), "--metrics-port", str(ports[3])]  # fmt: skip
-        wasp = Server("wasp", wasp_argv, ports[0], ports[1], work / "wasp.log")
-        servers.append(wasp)
-        null = Server("null", null_argv, ports[2], ports[3], work / "null.log")
-        servers.append(null)
-        if args.edge:
-            ports += [free_port(), free_port()]
-            edge_argv = [sys.executable, __file__, "--serve-null", *common,
-                         "--port", str(ports[4]), "--metrics-port", str(ports[5])]  # fmt: skip
-            servers.append(Server("edge", edge_argv, ports[4], ports[5], work / "edge.log", edge=True))
-        ssl.create_default_context(cafile=str(work / "state" / "ca.crt"))  # the CA exists and parses
         print(
             f"wrk -t1 -c{args.connections} -d{duration:g}s, TLS keep-alive, {args.workers} workers x {args.threads} threads, "
-            f"loopback; median of {args.rounds} alternating rounds per server\n"
+            f"loopback; median of {args.rounds} rounds per server, fresh server processes each round\n"
         )
+        scripts = {
+            name: (path, lua_script(work, name.split()[0] + name.split()[1], orjson.dumps(review)))
+            for name, path, review in mixes()
+        }
+        runs: dict[str, dict[str, list[dict[str, t.Any]]]] = {m: {n: [] for n in names} for m in scripts}
+        for round_no in range(args.rounds):
+            # Fresh processes each round: two identical servers started side by side differed by
+            # ~2% over a whole run here (memory layout, hash seeds, how the kernel spread their
+            # connections), a bias that more rounds against the same processes cannot average.
+            # Rotate who goes first, as a run's position in a round biases it too, so every
+            # server takes every position equally often.
+            shift = round_no % len(names)
+            for name in names[shift:] + names[:shift]:
+                start(name, f"round{round_no}")
+            if round_no == 0:
+                ssl.create_default_context(cafile=str(work / "state" / "ca.crt"))  # the CA exists and parses
+            for server in servers:
+                # A short unrecorded run first: connections, TLS sessions and the first reviews.
+                path, lua = scripts[mixes()[0][0]]
+                wrk(server, path, lua, duration=1, connections=args.connections)
+            for mix, (path, lua) in scripts.items():
+                for server in servers:
+                    runs[mix][server.name].append(
+                        wrk(server, path, lua, duration=duration, connections=args.connections)
+                    )
+            stop_all()
         header = (
             f"{'mix':24} {'server':6} {'req/s':>8} {'p50 ms':>7} {'p99 ms':>7} {'ratio':>6} {'CPU µs':>7}"
             "  conns/worker  CPU%/worker"
@@ -403,39 +439,30 @@ def main() -> None:
         print(header)
         print("-" * len(header))
         saturated: dict[str, float] = {}
-        for name, path, review in mixes():
-            lua = lua_script(work, name.split()[0] + name.split()[1], orjson.dumps(review))
-            # Alternate the servers round by round and keep each one's median run, so drift
-            # in the machine's load hits all alike (these machines are noisy).
-            runs: dict[str, list[dict[str, t.Any]]] = {s.name: [] for s in servers}
-            for round_no in range(args.rounds):
-                # Rotate who goes first: a run's position in a round biases it by up to 5% here
-                # (two identical servers in one run differed that much), so every server takes
-                # every position equally often.
-                shift = round_no % len(servers)
-                for s in servers[shift:] + servers[:shift]:
-                    runs[s.name].append(wrk(s, path, lua, duration=duration, connections=args.connections))
-            results = {n: sorted(rs, key=lambda r: r["rps"])[len(rs) // 2] for n, rs in runs.items()}
+        for mix, by_server in runs.items():
+            results = {n: sorted(rs, key=lambda r: r["rps"])[len(rs) // 2] for n, rs in by_server.items()}
             round_ratios = ", ".join(
-                f"{w['rps'] / n['rps']:.2f}" for w, n in zip(runs["wasp"], runs["null"], strict=True)
+                f"{w['rps'] / n['rps']:.2f}"
+                for w, n in zip(by_server["wasp"], by_server["null"], strict=True)
             )
-            for server_name in [srv.name for srv in servers]:
+            for server_name in names:
                 r = results[server_name]
                 ratio = r["rps"] / results["null"]["rps"]
                 conns = "/".join(map(str, r["conns"]))
                 cpu = "/".join(f"{c:.0f}" for c in r["cpu"])
-                cpu_us = statistics.median(cpu_per_review(run) for run in runs[server_name])
-                print(f"{name:24} {server_name:6} {r['rps']:8.0f} {r['p50']:7.2f} {r['p99']:7.2f} {ratio:6.2f} "
+                cpu_us = statistics.median(cpu_per_review(run) for run in by_server[server_name])
+                print(f"{mix:24} {server_name:6} {r['rps']:8.0f} {r['p50']:7.2f} {r['p99']:7.2f} {ratio:6.2f} "
                       f"{cpu_us:7.0f}  {conns:12}  {cpu}{'  ' + r['errors'] if r['errors'] else ''}")  # fmt: skip
             print(f"{'':24} per-round ratios: {round_ratios}")
             # Worker CPU per review moves less than req/s between runs (wrk and the machine's
             # other load change the rate, not the work): the steadier view of what wasp adds.
-            wasp_us = statistics.median(cpu_per_review(run) for run in runs["wasp"])
-            null_us = statistics.median(cpu_per_review(run) for run in runs["null"])
+            wasp_us = statistics.median(cpu_per_review(run) for run in by_server["wasp"])
+            null_us = statistics.median(cpu_per_review(run) for run in by_server["null"])
             print(f"{'':24} worker CPU per review: wasp adds {wasp_us - null_us:.0f} µs to the null's {null_us:.0f} µs "
                   f"(null/wasp {null_us / wasp_us:.2f})")  # fmt: skip
-            saturated[name] = results["wasp"]["rps"]
+            saturated[mix] = results["wasp"]["rps"]
         print("\np99 at half of wasp's saturated rate (wrk delay() paces each connection):")
+        wasp = start("wasp", "paced")
         for name, path, review in mixes():
             target = saturated[name] / 2
             r = paced(wasp, path, work, name.split()[0] + name.split()[1], orjson.dumps(review),
@@ -443,6 +470,7 @@ def main() -> None:
             verdict = "ok" if r["p99"] < 10 else "OVER 10 ms"
             print(f"  {name:24} target {target:6.0f} req/s, got {r['rps']:6.0f}: p50 {r['p50']:.2f} ms, "
                   f"p99 {r['p99']:.2f} ms ({verdict})")  # fmt: skip
+        stop_all()
         job_review = mixes()[0][2]
         per_review = core_time_us(job_review)
         print(f"\nin-process core per Job CREATE review (parse_review + handle_validate): {per_review:.1f} µs "
@@ -452,8 +480,7 @@ def main() -> None:
         print(f"the same with the caches swept before each review (the server's conditions): "
               f"{cold_core_time_us(job_review):.1f} µs CREATE, {cold_core_time_us(mixes()[1][2]):.1f} µs UPDATE")  # fmt: skip
     finally:
-        for server in servers:
-            server.stop()
+        stop_all()
         shutil.rmtree(work, ignore_errors=True)
 
 
