@@ -414,6 +414,20 @@ UPDATES = [
         J.scheduling({**gang(4), "disruptionMode": None}),
         old=GANG4,
     ),
+    # Blocks holding one member each that is not a policy still have that member compared.
+    case(
+        "76 changing the disruption mode of a block without a policy",
+        J.scheduling({"disruptionMode": {"all": {}}}),
+        (INVALID, f"{S}.disruptionMode"),  # basic (the unset policy) with all
+        (INVALID, f"{S}.disruptionMode"),  # immutable
+        old=J.scheduling({"disruptionMode": {"single": {}}}),
+    ),
+    *update_pair(
+        "80 switching basic -> gang with a null basic member",
+        J.scheduling(BASIC),
+        J.scheduling({"schedulingPolicy": {"basic": None, "gang": {}}}),
+        (INVALID, f"{S}.schedulingPolicy"),
+    ),
 ]
 
 ELASTIC = [

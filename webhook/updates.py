@@ -36,13 +36,6 @@ def normalize(value: object) -> object:
     return value
 
 
-def _variant(policy: object) -> tuple[bool, bool]:
-    """Which of (basic, gang) the policy sets."""
-    if not isinstance(policy, dict):
-        return False, False
-    return policy.get("basic") is not None, policy.get("gang") is not None
-
-
 def identical(new: object, old: object) -> bool:
     """``new == old``, except that values too deep for Python to compare (JSON allows ~1000
     levels) count as different: never a RecursionError, and the structural layer reports
@@ -98,9 +91,11 @@ def _elastic(node: ObjectNode, old: ObjectNode) -> list[FieldError]:
                 node.path.child("schedulingPolicy"), None, "field cannot be cleared once set", origin="update"
             )
         )
-    else:
-        # Equal policies have equal variants, so the variants alone decide (no deep compare).
-        new_variant, old_variant = _variant(new_policy), _variant(old_policy)
+    elif isinstance(new_policy, dict) and isinstance(old_policy, dict):
+        # Which of basic and gang each side sets. Equal policies have equal variants, so the
+        # variants alone decide (no deep compare); a policy of the wrong type sets neither.
+        new_variant = (new_policy.get("basic") is not None, new_policy.get("gang") is not None)
+        old_variant = (old_policy.get("basic") is not None, old_policy.get("gang") is not None)
         if new_variant != old_variant and any(new_variant) and any(old_variant):
             count = "gang.minGroupCount" if node.spec.composite else "gang.minCount"
             errors.append(
@@ -111,6 +106,8 @@ def _elastic(node: ObjectNode, old: ObjectNode) -> list[FieldError]:
                     origin="update",
                 )
             )
+    if len(new_members) == 1 and len(old_members) == 1 and new_policy is not None and old_policy is not None:
+        return errors  # each block holds schedulingPolicy alone (the common case): nothing else to compare
     for name in _COMPOSITE_BLOCKS if node.spec.composite else _LEAF_BLOCKS:
         new_value, old_value = new_members.get(name), old_members.get(name)
         # Most blocks are absent before and after: no call for those.
