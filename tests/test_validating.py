@@ -414,7 +414,7 @@ UPDATES = [
         J.scheduling({**gang(4), "disruptionMode": None}),
         old=GANG4,
     ),
-    # Blocks holding one member each that is not a policy still have that member compared.
+    # A block without a policy still has its other members compared.
     case(
         "76 changing the disruption mode of a block without a policy",
         J.scheduling({"disruptionMode": {"all": {}}}),

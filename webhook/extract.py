@@ -129,11 +129,9 @@ def _min_count_callback(pod_count: int) -> t.Callable[[SchedulingConfig], None]:
 
 
 class _Builder:
-    __slots__ = ("counts", "errors", "items", "name", "obj", "policy")
+    __slots__ = ("counts", "errors", "items", "name")
 
-    def __init__(self, policy: Policy, obj: t.Mapping[str, t.Any], items: bool, counts: bool) -> None:
-        self.policy = policy
-        self.obj = obj
+    def __init__(self, obj: t.Mapping[str, t.Any], items: bool, counts: bool) -> None:
         self.items = items
         self.counts = counts
         self.name = _object_name(obj)
@@ -326,7 +324,7 @@ def build_tree(
     ``pod_count`` unread (``None``, and no callback once filled): the old object's tree on an
     update, which is compared by names and blocks only.
     """
-    builder = _Builder(policy, obj, items, counts)
+    builder = _Builder(obj, items, counts)
     root = builder.node(policy.root, obj, _OBJECT)
     return root, builder.errors
 

@@ -106,8 +106,6 @@ def _elastic(node: ObjectNode, old: ObjectNode) -> list[FieldError]:
                     origin="update",
                 )
             )
-    if len(new_members) == 1 and len(old_members) == 1 and new_policy is not None and old_policy is not None:
-        return errors  # each block holds schedulingPolicy alone (the common case): nothing else to compare
     for name in _COMPOSITE_BLOCKS if node.spec.composite else _LEAF_BLOCKS:
         new_value, old_value = new_members.get(name), old_members.get(name)
         # Most blocks are absent before and after: no call for those.

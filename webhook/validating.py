@@ -148,23 +148,23 @@ def _duplicate_template_names(nodes: list[ObjectNode]) -> list[FieldError]:
     return errors
 
 
-def _unchanged_single_node(tree: ObjectNode, old_tree: ObjectNode | None) -> bool:
+def _unchanged_single_node(tree: ObjectNode, old_root: ObjectNode | None) -> bool:
     # Single nodes only: in a larger tree the compiler pairs old and new nodes by name *and*
     # level, so a node that moved is validated as new even with an equal block.
     return (
-        old_tree is not None
+        old_root is not None
         and tree.block is not None
         and not tree.children
-        and not old_tree.children
-        and tree.template_name == old_tree.template_name
-        and identical(tree.block, old_tree.block)
+        and not old_root.children
+        and tree.template_name == old_root.template_name
+        and identical(tree.block, old_root.block)
     )
 
 
 def _checked_leaf_errors(
-    leaf: ObjectNode, old_tree: ObjectNode | None, options: BuildOptions
+    leaf: ObjectNode, old_root: ObjectNode | None, options: BuildOptions
 ) -> list[FieldError]:
-    """``Builder(leaf, options).validate(old_tree)`` for a tree that is one leaf, when
+    """``Builder(leaf, options).validate(old_root)`` for a tree that is one leaf, when
     ``options`` turn the declarative layer off, without filling compiler items.
 
     With that layer off the compiler reads of a leaf only its name (the rename and tree
@@ -172,7 +172,7 @@ def _checked_leaf_errors(
     the block. Most reviews (Jobs, CronJobs, single-group CRDs) take this path; a test
     compares it with the Builder on generated trees.
     """
-    problem = root_problem(leaf, old_tree)
+    problem = root_problem(leaf, old_root)
     if problem is not None:
         return [problem]
     return kind_errors(leaf, *leaf_kinds(leaf), options)
@@ -187,8 +187,8 @@ def _structurally_valid(nodes: list[ObjectNode]) -> bool:
     return True
 
 
-def _structural_envelopes(nodes: list[ObjectNode], old_tree: ObjectNode | None) -> list[FieldError]:
-    old_blocks = {n.template_name: n.block for n in old_tree.walk()} if old_tree is not None else {}
+def _structural_envelopes(nodes: list[ObjectNode], old_root: ObjectNode | None) -> list[FieldError]:
+    old_blocks = {n.template_name: n.block for n in old_root.walk()} if old_root is not None else {}
     errors = []
     for node in nodes:
         if node.block is None:

@@ -42,6 +42,11 @@ class Answer(t.NamedTuple):
     causes: int = 0
 
 
+# Module constants: an Enum member read through its class costs more than a global, per review.
+_VALID: t.Final = Status.VALID
+_SKIPPED: t.Final = Status.SKIPPED
+
+
 def handle_validate(request: Request, policies: PolicySet) -> Answer:
     """Judge ``request.object`` (against ``request.old_object`` on UPDATE).
 
@@ -61,11 +66,6 @@ def handle_validate(request: Request, policies: PolicySet) -> Answer:
         # The review was well formed but its object cannot be judged (e.g. null on CREATE).
         return Answer(errored(uid, 400, f"request.object cannot be judged: {result.reason}"), "malformed")
     return Answer(denied(uid, result.errors, result.warnings), "denied", len(result.errors))
-
-
-# Module constants: an Enum member read through its class costs more than a global, per review.
-_VALID: t.Final = Status.VALID
-_SKIPPED: t.Final = Status.SKIPPED
 
 
 def handle_mutate(request: Request, policies: PolicySet) -> Answer:
