@@ -1,4 +1,4 @@
-"""Patch generation: ``webhook.patch.make_patch`` (roots only) vs ``jsonpatch.make_patch`` (whole object).
+"""Patch generation: ``webhook.governed.patch.make_patch`` (roots only) vs ``jsonpatch.make_patch`` (whole object).
 
 Run: ``python benchmarks/bench_patch.py``. Prints the median per call (µs) of each, and the
 ratio, for the two mutations the webhook makes: a Job default and a Pod stamp. The objects
@@ -20,8 +20,8 @@ import jsonpatch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from webhook.field import FieldPath  # noqa: E402
-from webhook.patch import assoc, encode_patch, make_patch  # noqa: E402
+from webhook.governed.patch import assoc, encode_patch, make_patch  # noqa: E402
+from webhook.vocab.field import FieldPath  # noqa: E402
 
 Json = dict[str, t.Any]
 
@@ -144,8 +144,8 @@ def main() -> None:
 
     # For context: the whole mutating path (copy-on-write, defaults with CEL and the
     # validity re-check, or the stamp, plus the diff) on the same objects.
-    from webhook.mutating import mutate_object
-    from webhook.policy import PolicySet
+    from webhook.governed.mutation import mutate_object
+    from webhook.policy.model import PolicySet
 
     repo = Path(__file__).resolve().parent.parent
     policies = PolicySet.load([repo / "examples" / "policies" / "batch-job-implicit-gang.yaml"])

@@ -27,10 +27,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from webhook.compiler import schema as S  # noqa: E402
-from webhook.compiler.schema import BlockType, validate_block  # noqa: E402
-from webhook.field import FieldPath  # noqa: E402
-from webhook.formats import FORMAT_CHECKERS  # noqa: E402
+from webhook.declarative import schema as S  # noqa: E402
+from webhook.declarative.schema import BlockType, validate_block  # noqa: E402
+from webhook.vocab.field import FieldPath  # noqa: E402
+from webhook.vocab.formats import FORMAT_CHECKERS  # noqa: E402
 
 BASE = FieldPath.parse("spec.scheduling")
 

@@ -249,7 +249,7 @@ def paced(
 def core_time_us(review: Json, repeat: int = 2000) -> float:
     from webhook.admission.handler import handle_validate
     from webhook.admission.review import parse_review
-    from webhook.policy import PolicySet
+    from webhook.policy.model import PolicySet
 
     policies = PolicySet.load()
     body = orjson.dumps(review)
@@ -272,7 +272,7 @@ def cold_core_time_us(review: Json, rounds: int = 400) -> float:
     """
     from webhook.admission.handler import handle_validate
     from webhook.admission.review import parse_review
-    from webhook.policy import PolicySet
+    from webhook.policy.model import PolicySet
 
     policies = PolicySet.load()
     body = orjson.dumps(review)
@@ -299,7 +299,7 @@ def serve_null(argv: list[str]) -> None:
     original = serve_module._run
 
     def run_null(settings: t.Any) -> None:
-        import webhook.app as app_module
+        import webhook.server.app as app_module
 
         real_create = app_module.create_app
 
@@ -319,7 +319,7 @@ def serve_null(argv: list[str]) -> None:
                 # around a handler that answers allowed without judging: the edge's cost.
                 from webhook.admission.handler import Answer
                 from webhook.admission.response import allowed
-                from webhook.app import _admission_view, state_of
+                from webhook.server.app import _admission_view, state_of
 
                 def fixed(parsed: t.Any, policies: t.Any) -> Answer:
                     return Answer(allowed(parsed.uid), "allowed")

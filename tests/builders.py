@@ -31,7 +31,7 @@ from webhook.compiler.types import (
     WorkloadInput,
     WorkloadItem,
 )
-from webhook.field import FieldPath
+from webhook.vocab.field import FieldPath
 
 Json = dict[str, t.Any]
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import yaml
 
-from webhook.policy import PolicySet
+from webhook.policy.model import PolicySet
 
 __all__ = [
     "EXAMPLE_POLICIES",

@@ -7,7 +7,7 @@ import json
 
 import jsonpatch
 
-from webhook.patch import PatchOp
+from webhook.governed.patch import PatchOp
 
 
 def _text(value: object) -> str:

@@ -1,4 +1,4 @@
-"""Policy defaults (``webhook.defaulting``) through ``mutate_object``: rules, CEL, validity, patches."""
+"""Policy defaults (``webhook.governed.defaulting``) through ``mutate_object``: rules, CEL, validity, patches."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from patch_oracle import check_patch
 
-from webhook.defaulting import default_object
-from webhook.gates import FeatureGates
-from webhook.mutating import mutate_object
-from webhook.policy import PolicySet, load_policy_file
-from webhook.validating import validate_object
+from webhook.governed.defaulting import default_object
+from webhook.governed.mutation import mutate_object
+from webhook.governed.validation import validate_object
+from webhook.policy.model import PolicySet, load_policy_file
+from webhook.vocab.gates import FeatureGates
 
 Json = dict[str, t.Any]
 REPO = Path(__file__).resolve().parent.parent

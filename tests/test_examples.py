@@ -23,9 +23,9 @@ from golden import (
     golden_policies,
 )
 
-from webhook.policy import PolicySet
-from webhook.result import Status
-from webhook.validating import validate_object
+from webhook.governed.result import Status
+from webhook.governed.validation import validate_object
+from webhook.policy.model import PolicySet
 
 CASES = discover_cases()
 EXAMPLES_DIR = REPO_ROOT / "examples"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from webhook.field import (
+from webhook.vocab.field import (
     OMIT,
     ErrorType,
     FieldError,

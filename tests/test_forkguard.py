@@ -1,4 +1,4 @@
-"""A fork of the arbiter must never cut through the probe's TLS work (webhook.forkguard):
+"""A fork of the arbiter must never cut through the probe's TLS work (webhook.server.forkguard):
 a worker forked mid-handshake inherits OpenSSL's locks held and hangs in every handshake."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import typing as t
 
 import pytest
 
-from webhook import probes
-from webhook.forkguard import ForkGuard
+from webhook.server import probes
+from webhook.server.forkguard import ForkGuard
 
 HOLD: t.Final = 0.4  # seconds a section is held open while the test forks
 

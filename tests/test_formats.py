@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from webhook.formats import dns_label, dns_subdomain, label_key, path_segment_name
+from webhook.vocab.formats import dns_label, dns_subdomain, label_key, path_segment_name
 
 CASES = [
     ("dns label accepts a plain label", dns_label, "my-name", True),

@@ -14,13 +14,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import junk, scheduling
 
-import webhook.validating as validating
+import webhook.governed.validation as validating
 from webhook.compiler.builder import Builder
 from webhook.compiler.types import BuildOptions, DisruptionKind, PolicyKind
-from webhook.extract import ObjectNode, build_tree, fill_items
-from webhook.field import FieldError
-from webhook.policy import Policy
-from webhook.validating import validate_object
+from webhook.governed.tree import ObjectNode, build_tree, fill_items
+from webhook.governed.validation import validate_object
+from webhook.policy.model import Policy
+from webhook.vocab.field import FieldError
 
 POLICIES = golden_policies()
 CASES = discover_cases()

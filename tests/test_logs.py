@@ -1,4 +1,4 @@
-"""The per-review log line: JsonFormatter's format, whole lines, batched writes (webhook.logs)."""
+"""The per-review log line: JsonFormatter's format, whole lines, batched writes (webhook.server.logs)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from webhook import logs
-from webhook.logs import JsonFormatter, ReviewEntry, ReviewLog
+from webhook.server import logs
+from webhook.server.logs import JsonFormatter, ReviewEntry, ReviewLog
 
 ENTRY = ReviewEntry("validate", "u-1", "Job", "default", "train", "CREATE", False, "allowed", 7, 1.234)
 FIELDS: dict[str, object] = {

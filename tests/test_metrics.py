@@ -1,4 +1,4 @@
-"""Review metrics are gathered per process and published in batches (webhook.metrics).
+"""Review metrics are gathered per process and published in batches (webhook.server.metrics).
 
 Batching must not change what a scrape shows: after a flush, every bucket, count and sum
 equals what prometheus_client's own ``observe``/``inc`` would have written.
@@ -14,7 +14,7 @@ import threading
 import pytest
 from prometheus_client import CollectorRegistry, Histogram
 
-from webhook import metrics
+from webhook.server import metrics
 
 BOUNDS = metrics.LATENCY_BUCKETS
 
@@ -109,7 +109,7 @@ def test_a_forked_worker_starts_with_nothing_pending() -> None:
     # pending counts nor believe it already has a flusher thread.
     code = """
 import os
-from webhook import metrics
+from webhook.server import metrics
 metrics.observe_review("validate", "Job", "CREATE", "allowed", 0.001)
 assert metrics.PENDING.flusher is not None
 pid = os.fork()

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import junk, scheduling
 
-from webhook.extract import ObjectNode, build_tree, old_tree
+from webhook.governed.tree import ObjectNode, build_tree, old_tree
 
 POLICIES = golden_policies()
 # Update cases of governed kinds (hand-written Workloads and PodGroups have no policy).

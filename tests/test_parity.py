@@ -20,10 +20,10 @@ from golden import REPO_ROOT, GoldenCase, discover_cases, golden_policies
 
 from tests.http.apiserver import build_review
 from webhook import certs
-from webhook.app import create_app
 from webhook.cli.main import cli
-from webhook.field import aggregate
-from webhook.settings import Settings
+from webhook.server.app import create_app
+from webhook.server.settings import Settings
+from webhook.vocab.field import aggregate
 
 CASES = discover_cases()
 POLICY_ARGS = [
@@ -77,14 +77,14 @@ def _aggregate_of(record: dict[str, t.Any]) -> str:
     messages = [e["message"] for e in record["errors"]]
     if len(messages) == 1:
         return str(messages[0])
-    # The same dedupe-and-bracket rule as webhook.field.aggregate, applied to rendered lines.
+    # The same dedupe-and-bracket rule as webhook.vocab.field.aggregate, applied to rendered lines.
     unique = list(dict.fromkeys(messages))
     return unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
 
 
 def test_aggregate_rule_matches_the_library() -> None:
     """The helper above must be the library's rule, or the parity assertion proves nothing."""
-    from webhook.field import FieldPath, invalid, required
+    from webhook.vocab.field import FieldPath, invalid, required
 
     errors = [required(FieldPath.of("a")), invalid(FieldPath.of("b"), 1, "x"), required(FieldPath.of("a"))]
     record = {"errors": [{"message": e.error()} for e in errors]}

@@ -1,4 +1,4 @@
-"""The subtree differ (``webhook.patch``), with ``jsonpatch`` as the oracle for every patch."""
+"""The subtree differ (``webhook.governed.patch``), with ``jsonpatch`` as the oracle for every patch."""
 
 from __future__ import annotations
 
@@ -15,11 +15,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from patch_oracle import check_patch
 
-from webhook.field import FieldPath, Key
-from webhook.mutating import mutate_object
-from webhook.patch import assoc, encode_patch, make_patch
-from webhook.policy import BUILTIN_POLICY_DIR, PolicySet
-from webhook.validating import validate_object
+from webhook.governed.mutation import mutate_object
+from webhook.governed.patch import assoc, encode_patch, make_patch
+from webhook.governed.validation import validate_object
+from webhook.policy.model import BUILTIN_POLICY_DIR, PolicySet
+from webhook.vocab.field import FieldPath, Key
 
 Json = dict[str, t.Any]
 P = FieldPath.parse

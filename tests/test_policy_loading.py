@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from webhook.errors import PolicyError
-from webhook.field import FieldPath
-from webhook.policy import NodeSpec, PolicySet, load_policy_file
-from webhook.result import Status
-from webhook.validating import validate_object
+from webhook.governed.result import Status
+from webhook.governed.validation import validate_object
+from webhook.policy.model import NodeSpec, PolicySet, load_policy_file
+from webhook.vocab.errors import PolicyError
+from webhook.vocab.field import FieldPath
 
 BUILTIN = PolicySet.load()
 

@@ -13,7 +13,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from webhook.gates import DEFAULT_GATES, KNOWN_GATES, FeatureGates
 from webhook.scheduling_objects import (
     VALIDATORS,
     Findings,
@@ -21,6 +20,7 @@ from webhook.scheduling_objects import (
     validate_pod_group,
     validate_workload,
 )
+from webhook.vocab.gates import DEFAULT_GATES, KNOWN_GATES, FeatureGates
 
 R, INV, D, NS, F, TM, TI = (
     "FieldValueRequired",

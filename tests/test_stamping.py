@@ -1,4 +1,4 @@
-"""Pod and child-template stamping (``webhook.stamping``) through ``mutate_object``."""
+"""Pod and child-template stamping (``webhook.governed.stamping``) through ``mutate_object``."""
 
 from __future__ import annotations
 
@@ -13,13 +13,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from patch_oracle import check_patch
 
-from webhook.compile import compile_object, pod_group_name
-from webhook.errors import PolicyError
-from webhook.gates import FeatureGates
-from webhook.mutating import mutate_object
-from webhook.policy import PolicySet, load_policy_file
-from webhook.stamping import stamp_child, stamp_pod
-from webhook.validating import validate_object
+from webhook.governed.mutation import mutate_object
+from webhook.governed.stamping import stamp_child, stamp_pod
+from webhook.governed.validation import validate_object
+from webhook.governed.workloads import compile_object, pod_group_name
+from webhook.policy.model import PolicySet, load_policy_file
+from webhook.vocab.errors import PolicyError
+from webhook.vocab.gates import FeatureGates
 
 Json = dict[str, t.Any]
 REPO = Path(__file__).resolve().parent.parent

@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import scheduling
 
-import webhook.validating as validating
-from webhook.policy import PolicySet
-from webhook.result import Result
+import webhook.governed.validation as validating
+from webhook.governed.result import Result
+from webhook.policy.model import PolicySet
 
 POLICIES = golden_policies()
 CASES = discover_cases()

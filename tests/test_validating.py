@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from webhook.errors import PolicyError
-from webhook.field import FieldPath, aggregate
-from webhook.gates import FeatureGates
-from webhook.policy import PolicySet
-from webhook.result import Status
-from webhook.validating import validate_object
+from webhook.governed.result import Status
+from webhook.governed.validation import validate_object
+from webhook.policy.model import PolicySet
+from webhook.vocab.errors import PolicyError
+from webhook.vocab.field import FieldPath, aggregate
+from webhook.vocab.gates import FeatureGates
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE_POLICIES = [
@@ -1280,9 +1280,9 @@ def test_the_builtin_and_example_policies_load_without_warnings() -> None:
 def test_nodes_without_a_priority_share_a_default_config_that_nothing_modifies() -> None:
     # extract shares one basic default between nodes; resolution must only ever copy it,
     # even when a callback fills the gang's minCount during validation and compilation.
-    from webhook import extract
-    from webhook.compile import compile_object
     from webhook.compiler.types import SchedulingConfig, SchedulingPolicy
+    from webhook.governed import tree as extract
+    from webhook.governed.workloads import compile_object
 
     policies = PolicySet.load()
     obj = {
@@ -1309,16 +1309,16 @@ def test_nodes_without_a_priority_share_a_default_config_that_nothing_modifies()
 def test_an_update_checks_the_structure_of_a_block_only_if_it_changed(
     new: t.Any, checked: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import webhook.validating
+    import webhook.governed.validation
 
     calls: list[object] = []
-    real = webhook.validating.is_valid
+    real = webhook.governed.validation.is_valid
 
     def spy(block_type: t.Any, value: object) -> bool:
         calls.append(value)
         return real(block_type, value)
 
-    monkeypatch.setattr(webhook.validating, "is_valid", spy)
+    monkeypatch.setattr(webhook.governed.validation, "is_valid", spy)
     result = validate_object(new.build(), GANG4.build(), policies=POLICIES)
     assert result.status is Status.VALID
     assert bool(calls) is checked

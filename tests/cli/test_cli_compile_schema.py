@@ -11,8 +11,8 @@ import pytest
 import yaml
 from conftest import EXAMPLES, Json, Run, job
 
-from webhook.formats import FORMAT_CHECKERS
-from webhook.openapi import K8S_FORMAT_RULES, to_structural
+from webhook.declarative.openapi import K8S_FORMAT_RULES, to_structural
+from webhook.vocab.formats import FORMAT_CHECKERS
 
 Runner = t.Callable[..., Run]
 Writer = t.Callable[..., Path]

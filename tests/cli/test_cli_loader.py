@@ -10,7 +10,7 @@ import yaml
 from conftest import dump, job
 
 from webhook.cli.loader import LoadError, locate, parse_text
-from webhook.field import FieldPath, Key
+from webhook.vocab.field import FieldPath, Key
 
 
 def same(a: object, b: object) -> bool:

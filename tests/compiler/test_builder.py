@@ -41,8 +41,8 @@ from webhook.compiler import (
     WorkloadItem,
 )
 from webhook.compiler.types import DisruptionMode
-from webhook.errors import BuildError
-from webhook.field import FieldError
+from webhook.vocab.errors import BuildError
+from webhook.vocab.field import FieldError
 
 Json = dict[str, t.Any]
 

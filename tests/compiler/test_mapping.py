@@ -31,7 +31,7 @@ from webhook.compiler import (
     TopologyConstraint,
     resolve,
 )
-from webhook.compiler.mapping import (
+from webhook.compiler.mapconfig import (
     map_composite,
     map_constraints,
     map_disruption_mode,

@@ -26,7 +26,7 @@ from tests.builders import (
     topology,
 )
 from webhook.compiler import Builder
-from webhook.errors import BuildError
+from webhook.vocab.errors import BuildError
 
 Json = dict[str, t.Any]
 

@@ -15,9 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from webhook.compiler import schema as S
-from webhook.compiler.schema import NO_OLD, BlockType, block_schema, schema_document, validate_block
-from webhook.field import FieldPath
+from webhook.declarative import schema as S
+from webhook.declarative.schema import NO_OLD, BlockType, block_schema, schema_document, validate_block
+from webhook.vocab.field import FieldPath
 
 BASE = FieldPath.parse("spec.scheduling")
 

@@ -20,9 +20,9 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from webhook import certs
-from webhook.app import create_app
-from webhook.policy import PolicySet
-from webhook.settings import Settings
+from webhook.policy.model import PolicySet
+from webhook.server.app import create_app
+from webhook.server.settings import Settings
 
 REPO: t.Final = Path(__file__).resolve().parents[2]
 # tests/golden.py is shared with tests/test_examples.py; tests/ is on sys.path only when a

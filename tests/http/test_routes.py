@@ -17,15 +17,16 @@ from apiserver import build_review
 from conftest import job, pod_of_job
 from flask.testing import FlaskClient
 
-from webhook import certs, metrics
+from webhook import certs
 from webhook.admission import handler
 from webhook.admission.response import limit_warnings
 from webhook.admission.review import MAX_BODY_BYTES
-from webhook.app import create_app
-from webhook.policy import PolicySet
-from webhook.probes import create_probe_app
-from webhook.settings import Settings
-from webhook.tls import CertReloader
+from webhook.policy.model import PolicySet
+from webhook.server import metrics
+from webhook.server.app import create_app
+from webhook.server.probes import create_probe_app
+from webhook.server.settings import Settings
+from webhook.server.tls import CertReloader
 
 Json = dict[str, t.Any]
 JSON = {"Content-Type": "application/json"}
@@ -260,9 +261,9 @@ def test_a_core_exception_becomes_an_internal_error_for_that_review_only(
     if target is not None:
         monkeypatch.setattr(handler, target, boom)
     else:
-        import webhook.mutating
+        import webhook.governed.mutation
 
-        monkeypatch.setattr(webhook.mutating, "mutate_object", boom)
+        monkeypatch.setattr(webhook.governed.mutation, "mutate_object", boom)
     endpoint = path.strip("/")
     before = sample("wasp_internal_errors_total", {"endpoint": endpoint})
     with caplog.at_level(logging.ERROR, logger="wasp.review"):

@@ -33,11 +33,12 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from golden import GoldenCase, discover_cases, error_keys
 
-from webhook import certs, metrics
-from webhook.app import create_app
-from webhook.policy import PolicySet
-from webhook.server import WaspServer
-from webhook.settings import Settings
+from webhook import certs
+from webhook.policy.model import PolicySet
+from webhook.server import metrics
+from webhook.server.app import create_app
+from webhook.server.serving import WaspServer
+from webhook.server.settings import Settings
 
 pytestmark = pytest.mark.slow
 

@@ -17,12 +17,12 @@ from __future__ import annotations
 import typing as t
 
 from webhook.admission.response import allowed, denied, errored, patched
-from webhook.result import Status
-from webhook.validating import validate_object
+from webhook.governed.result import Status
+from webhook.governed.validation import validate_object
 
 if t.TYPE_CHECKING:
     from webhook.admission.review import AdmissionResponse, Request
-    from webhook.policy import PolicySet
+    from webhook.policy.model import PolicySet
 
 __all__ = ["Answer", "Outcome", "handle_mutate", "handle_validate", "internal_error"]
 
@@ -74,8 +74,8 @@ def handle_mutate(request: Request, policies: PolicySet) -> Answer:
     Never denies an object: an empty patch answers with neither ``patch`` nor ``patchType``.
     """
     # Imported here so that the validating path never depends on the mutating core.
-    from webhook.mutating import mutate_object
-    from webhook.patch import encode_patch
+    from webhook.governed.mutation import mutate_object
+    from webhook.governed.patch import encode_patch
 
     uid = request.uid
     if request.operation not in _WRITES or request.object is None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import typing as t
 
 from webhook.admission.review import API_VERSION, KIND, AdmissionResponse, AdmissionReview, Status
-from webhook.field import FieldError, aggregate
+from webhook.vocab.field import FieldError, aggregate
 
 __all__ = ["allowed", "denied", "errored", "limit_warnings", "patched", "review"]
 

@@ -12,7 +12,7 @@ import typing as t
 
 import orjson
 
-from webhook.errors import WaspError
+from webhook.vocab.errors import WaspError
 
 __all__ = [
     "API_VERSION",

@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 
 from webhook import certs as c
-from webhook.formats import dns_label
+from webhook.vocab.formats import dns_label
 
 # Show the environment variable click derives from ``auto_envvar_prefix="WASP"`` in --help,
 # e.g. WASP_CERTS_CHECK_CERT_FILE; multi-value options take a whitespace-separated list.

@@ -20,10 +20,10 @@ import typing as t
 from dataclasses import dataclass
 
 from webhook.cli.loader import STDIN, Document, LoadError, load_source, locate
-from webhook.field import OMIT, FieldError
-from webhook.policy import PolicySet
-from webhook.result import Status
-from webhook.validating import validate_object
+from webhook.governed.result import Status
+from webhook.governed.validation import validate_object
+from webhook.policy.model import PolicySet
+from webhook.vocab.field import OMIT, FieldError
 
 __all__ = [
     "Check",

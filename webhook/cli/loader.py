@@ -22,7 +22,7 @@ from pathlib import Path
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from webhook.field import FieldPath, Key
+from webhook.vocab.field import FieldPath, Key
 
 __all__ = [
     "STDIN",

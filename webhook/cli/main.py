@@ -14,7 +14,7 @@ import click
 # name -> "module:attribute" of a click command, imported on first use.
 _COMMANDS: t.Final = {
     "certs": "webhook.cli.certs:certs",
-    "compile": "webhook.cli.compile:compile_command",
+    "compile": "webhook.cli.render:compile_command",
     "schema": "webhook.cli.schema:schema",
     "serve": "webhook.cli.serve:serve",
     "validate": "webhook.cli.validate:validate",

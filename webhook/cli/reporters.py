@@ -10,7 +10,7 @@ import json
 import typing as t
 
 from webhook.cli.checker import Record, Summary
-from webhook.result import Status
+from webhook.governed.result import Status
 
 __all__ = ["REPORTERS", "Reporter", "record_json"]
 

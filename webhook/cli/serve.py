@@ -19,11 +19,11 @@ from pathlib import Path
 import click
 import orjson
 
-from webhook.errors import ConfigError
-from webhook.gates import FeatureGates
+from webhook.vocab.errors import ConfigError
+from webhook.vocab.gates import FeatureGates
 
 if t.TYPE_CHECKING:
-    from webhook.settings import Settings
+    from webhook.server.settings import Settings
 
 # Every option is also an environment variable via ``auto_envvar_prefix="WASP"``
 # (WASP_SERVE_CERT_FILE, ...); show_envvar prints the name in --help. --policies takes a
@@ -83,7 +83,7 @@ def example_review() -> dict[str, t.Any]:
 
 
 def _dev_certs(state_dir: Path) -> tuple[Path, Path, Path]:
-    from webhook.certs import ensure_dev_certs
+    from webhook.certs.bundle import ensure_dev_certs
 
     dev = ensure_dev_certs(state_dir, now=datetime.now(UTC))
     verb = "created" if dev.created else "reusing"
@@ -187,7 +187,7 @@ def serve(
     replacement that cannot serve is refused and the old pair keeps serving. SIGTERM
     finishes in-flight reviews and exits 0. Exit code 2: the configuration cannot serve.
     """
-    from webhook.settings import Settings
+    from webhook.server.settings import Settings
 
     ca_file = None
     if dev:
@@ -228,9 +228,9 @@ def _run(settings: Settings) -> None:
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
     arbiter = os.getpid()
     try:
-        from webhook.app import create_app
-        from webhook.policy import PolicySet
-        from webhook.server import WaspServer
+        from webhook.policy.model import PolicySet
+        from webhook.server.app import create_app
+        from webhook.server.serving import WaspServer
 
         try:
             policies = PolicySet.load(

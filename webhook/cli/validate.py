@@ -18,9 +18,9 @@ import click
 from webhook.cli import checker
 from webhook.cli.loader import STDIN, expand_paths
 from webhook.cli.reporters import REPORTERS
-from webhook.errors import WaspError
-from webhook.gates import DEFAULT_GATES, FeatureGates
-from webhook.policy import PolicySet
+from webhook.policy.model import PolicySet
+from webhook.vocab.errors import WaspError
+from webhook.vocab.gates import DEFAULT_GATES, FeatureGates
 
 __all__ = ["load_policy_set", "parse_gates", "use_color", "validate"]
 

@@ -16,8 +16,8 @@ own APIs. This package turns them into the ``Workload`` and ``PodGroup`` objects
 * :mod:`.names` / :mod:`.annotations` — naming hashes and annotation keys.
 
 Everything here is pure: no Flask, no I/O, inputs never mutated. Build failures raise
-:class:`~webhook.errors.BuildError`; user errors are returned as
-:class:`~webhook.field.FieldError` lists.
+:class:`~webhook.vocab.errors.BuildError`; user errors are returned as
+:class:`~webhook.vocab.field.FieldError` lists.
 """
 
 from __future__ import annotations

@@ -12,13 +12,13 @@ import copy
 import typing as t
 
 from webhook.compiler import podgroup
-from webhook.compiler.mapping import map_composite, map_leaf
+from webhook.compiler.mapconfig import map_composite, map_leaf
 from webhook.compiler.tree import check_tree
 from webhook.compiler.types import BuildOptions, PolicyKind, SchedulingConfig, WorkloadItem
-from webhook.errors import BuildError
+from webhook.vocab.errors import BuildError
 
 if t.TYPE_CHECKING:
-    from webhook.field import FieldError
+    from webhook.vocab.field import FieldError
 
 __all__ = ["API_VERSION", "Builder", "compile_template", "parse_group", "resolve"]
 

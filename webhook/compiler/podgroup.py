@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import typing as t
 
-from webhook.errors import BuildError
+from webhook.vocab.errors import BuildError
 
 __all__ = [
     "COMPOSITE_API_VERSION",

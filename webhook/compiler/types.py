@@ -6,16 +6,16 @@ like upstream's ``func(*SchedulingConfig)`` callbacks; the caller's inputs are n
 touched because resolution always starts from copies.
 
 User building blocks stay plain decoded JSON (what an AdmissionReview or a manifest
-carries); :mod:`webhook.compiler.mapping` turns them into IR.
+carries); :mod:`webhook.compiler.mapconfig` turns them into IR.
 """
 
 from __future__ import annotations
 
+import enum
 import typing as t
 from dataclasses import dataclass, field
 
-from webhook.enums import IdentityEnum
-from webhook.field import FieldPath, Segment
+from webhook.vocab.field import FieldPath, Segment
 
 __all__ = [
     "Block",
@@ -36,12 +36,12 @@ __all__ = [
 ]
 
 
-class PolicyKind(IdentityEnum):
+class PolicyKind(enum.Enum):
     BASIC = "basic"
     GANG = "gang"
 
 
-class DisruptionKind(IdentityEnum):
+class DisruptionKind(enum.Enum):
     SINGLE = "single"
     ALL = "all"
 

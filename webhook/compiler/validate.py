@@ -17,11 +17,11 @@ from __future__ import annotations
 import typing as t
 
 from webhook.compiler.builder import resolve
-from webhook.compiler.schema import NO_OLD, BlockType, validate_block
 from webhook.compiler.tree import check_tree
 from webhook.compiler.types import Block, BuildOptions, DisruptionKind, PolicyKind, WorkloadItem
-from webhook.field import FieldError, FieldPath, internal_error, invalid
-from webhook.field import forbidden as forbidden_error
+from webhook.declarative.schema import NO_OLD, BlockType, validate_block
+from webhook.vocab.field import FieldError, FieldPath, internal_error, invalid
+from webhook.vocab.field import forbidden as forbidden_error
 
 if t.TYPE_CHECKING:
     from webhook.compiler.builder import Builder

@@ -29,12 +29,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from ..field import FieldError, FieldPath, internal_error, type_invalid
-from ..gates import DEFAULT_GATES, FeatureGates
-from ._blocks import COMPOSITE_GATE, validate_metadata
-from ._core import CREATE, Ctx, Errors, Old, get
-from .groups import priority_plugin_warning, validate_composite_pod_group_spec, validate_pod_group_spec
-from .workload import validate_workload_spec
+from webhook.scheduling_objects.blocks import COMPOSITE_GATE, validate_metadata
+from webhook.scheduling_objects.groups import (
+    priority_plugin_warning,
+    validate_composite_pod_group_spec,
+    validate_pod_group_spec,
+)
+from webhook.scheduling_objects.markers import CREATE, Ctx, Errors, Old, get
+from webhook.scheduling_objects.workload import validate_workload_spec
+from webhook.vocab.field import FieldError, FieldPath, internal_error, type_invalid
+from webhook.vocab.gates import DEFAULT_GATES, FeatureGates
 
 __all__ = [
     "Findings",

@@ -9,8 +9,7 @@ from __future__ import annotations
 import typing as t
 from collections.abc import Mapping
 
-from ..field import FieldPath, required
-from ._blocks import (
+from webhook.scheduling_objects.blocks import (
     COMPOSITE_GATE,
     COMPOSITE_OBJECT,
     LEAF,
@@ -19,7 +18,8 @@ from ._blocks import (
     validate_group_fields,
     validate_workload_ref,
 )
-from ._core import (
+from webhook.scheduling_objects.gating import COMPOSITE_POD_GROUP_GATED, POD_GROUP_GATED, drop_flat
+from webhook.scheduling_objects.markers import (
     Ctx,
     Errors,
     Old,
@@ -31,7 +31,7 @@ from ._core import (
     string_value,
     unchanged,
 )
-from ._gating import COMPOSITE_POD_GROUP_GATED, POD_GROUP_GATED, drop_flat
+from webhook.vocab.field import FieldPath, required
 
 
 def validate_pod_group_spec(spec_value: object, old_spec: Old, ctx: Ctx) -> Errors:

@@ -5,8 +5,7 @@ from __future__ import annotations
 import typing as t
 from collections.abc import Mapping
 
-from ..field import FieldPath, duplicate, invalid, required
-from ._blocks import (
+from webhook.scheduling_objects.blocks import (
     COMPOSITE_GATE,
     COMPOSITE_TEMPLATE,
     LEAF,
@@ -15,7 +14,8 @@ from ._blocks import (
     validate_controller_ref,
     validate_group_fields,
 )
-from ._core import (
+from webhook.scheduling_objects.gating import drop_workload
+from webhook.scheduling_objects.markers import (
     MAX_WALK_DEPTH,
     Ctx,
     Errors,
@@ -37,7 +37,7 @@ from ._core import (
     unchanged,
     unique_names,
 )
-from ._gating import drop_workload
+from webhook.vocab.field import FieldPath, duplicate, invalid, required
 
 MAX_TEMPLATES: t.Final = 8  # WorkloadMaxPodGroupTemplates, per list
 MAX_TEMPLATE_DEPTH: t.Final = 4  # WorkloadMaxTemplateDepth

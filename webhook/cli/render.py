@@ -1,0 +1,178 @@
+"""``wasp compile``: the Workload, CompositePodGroups and PodGroups objects compile to.
+
+Like ``gator expand``: nothing is sent anywhere, names are deterministic (they hash the
+object's UID, so the UID must be known; a placeholder is marked in the output). Objects are
+validated first with the same ``validate_object`` as ``wasp validate``; invalid ones are
+reported on stderr and not compiled.
+
+Jobs follow the 1.37 Job controller (decision 9, workloadbuilder.md §4.4): a standalone Job
+gets one Workload and one PodGroup, with a Basic template when it has no
+``spec.scheduling``; a Job whose pods join a user-managed PodGroup, or that another
+controller owns (CronJob excepted, decision 4), gets none.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import typing as t
+from pathlib import Path
+
+import click
+import yaml
+
+from webhook.cli.checker import ExitCode, stderr_line
+from webhook.cli.loader import STDIN, Document, LoadError, expand_paths, load_source
+from webhook.cli.validate import load_policy_set, with_policy_options
+from webhook.governed.result import Status
+from webhook.governed.tree import get_path
+from webhook.governed.validation import validate_object
+from webhook.governed.workloads import compile_object
+from webhook.policy.model import Policy, PolicySet
+from webhook.vocab.errors import BuildError
+from webhook.vocab.gates import FeatureGates
+
+__all__ = ["PLACEHOLDER_UID", "compile_command", "compile_document", "not_compiled_reason"]
+
+PLACEHOLDER_UID: t.Final = "00000000-0000-0000-0000-000000000000"
+# Governed kinds whose objects never get a Workload themselves.
+_NO_WORKLOAD: t.Final = {("batch", "CronJob"): "a CronJob gets no Workload; each Job it creates does"}
+
+
+def _metadata(obj: t.Mapping[str, t.Any]) -> dict[str, t.Any]:
+    meta = obj.get("metadata")
+    return meta if isinstance(meta, dict) else {}
+
+
+def _where(doc: Document, obj: t.Mapping[str, t.Any]) -> str:
+    meta = _metadata(obj)
+    name, namespace = meta.get("name") or "<unnamed>", meta.get("namespace")
+    ref = f"{namespace}/{name}" if namespace else name
+    item = f"[{doc.item}]" if doc.item is not None else ""
+    return f"{doc.source}:{doc.index}{item}: {obj.get('kind')} {ref}"
+
+
+def not_compiled_reason(policy: Policy, obj: t.Mapping[str, t.Any], gates: FeatureGates) -> str | None:
+    """Why a valid governed object gets no Workload, or ``None`` when it gets one."""
+    group = policy.group
+    if (group, policy.kind) in _NO_WORKLOAD:
+        return _NO_WORKLOAD[(group, policy.kind)]
+    if "GenericWorkload" not in gates:
+        return "feature gate GenericWorkload is off"
+    if policy.feature_gate and policy.feature_gate not in gates:
+        return f"feature gate {policy.feature_gate} is off"
+    for other in policy.root.exclusive_with:
+        if get_path(obj, other) is not None:
+            return f"{other} is set: the pods join a user-managed PodGroup"
+    if (group, policy.kind) == ("batch", "Job"):
+        for ref in _metadata(obj).get("ownerReferences") or []:
+            if isinstance(ref, dict) and ref.get("controller") is True:
+                owner_group = str(ref.get("apiVersion", "")).rpartition("/")[0]
+                if (owner_group, ref.get("kind")) != ("batch", "CronJob"):
+                    return f"controlled by {ref.get('kind')} {ref.get('name')}: its controller manages scheduling"
+    return None
+
+
+def compile_document(
+    policy: Policy, obj: t.Mapping[str, t.Any], uid: str | None
+) -> tuple[list[dict[str, t.Any]], str]:
+    """The objects ``obj`` compiles to and the UID used (``metadata.uid``, ``uid``, or the placeholder)."""
+    own = _metadata(obj).get("uid")
+    used: str = own if isinstance(own, str) and own else uid or PLACEHOLDER_UID
+    return compile_object(policy, obj, uid=used).objects(), used
+
+
+def _compile_all(
+    policies: PolicySet, sources: list[str], uid: str | None, verbose: bool
+) -> tuple[list[tuple[str, list[dict[str, t.Any]], bool]], ExitCode]:
+    out: list[tuple[str, list[dict[str, t.Any]], bool]] = []
+    code = ExitCode.OK
+    stdin = sys.stdin.buffer
+    for source in sources:
+        try:
+            for doc in load_source(source, stdin):
+                obj = doc.obj
+                result = validate_object(obj, policies=policies)
+                if result.status is Status.ERROR:
+                    stderr_line(f"wasp: {doc.source}:{doc.index}: error: {result.reason}")
+                    code = ExitCode.INPUT
+                    continue
+                assert isinstance(obj, dict)
+                where = _where(doc, obj)
+                if result.status is Status.INVALID:
+                    for err in result.errors:
+                        stderr_line(f"wasp: {where}: {err.error()}")
+                    code = max(code, ExitCode.INVALID)
+                    continue
+                for warning in result.warnings:
+                    stderr_line(f"wasp: {where}: warning: {warning}")
+                policy = policies.for_object(obj)
+                if policy is None:  # skipped, or a scheduling object itself
+                    if verbose:
+                        stderr_line(f"wasp: {where}: not compiled: {result.reason or 'not a governed kind'}")
+                    continue
+                reason = not_compiled_reason(policy, obj, policies.gates)
+                if reason is not None:
+                    stderr_line(f"wasp: {where}: not compiled: {reason}")
+                    continue
+                try:
+                    objects, used = compile_document(policy, obj, uid)
+                except BuildError as exc:
+                    stderr_line(f"wasp: {where}: cannot compile: {exc}")
+                    code = max(code, ExitCode.INVALID)
+                    continue
+                out.append((where, objects, used == PLACEHOLDER_UID))
+        except LoadError as exc:
+            stderr_line(f"wasp: {exc}")
+            code = ExitCode.INPUT
+    return out, code
+
+
+@click.command("compile")
+@click.argument("paths", nargs=-1, metavar="[PATH]...")
+@with_policy_options
+@click.option("--uid", help="UID for objects without metadata.uid (names hash the UID).")
+@click.option("-o", "--output", type=click.Choice(["yaml", "json"]), default="yaml", show_default=True)
+@click.option("-v", "--verbose", is_flag=True, help="Also say on stderr which objects were not governed.")
+def compile_command(
+    paths: tuple[str, ...],
+    policies: tuple[Path, ...],
+    policy_only: bool,
+    feature_gates: FeatureGates,
+    uid: str | None,
+    output: str,
+    verbose: bool,
+) -> None:
+    """Print the Workload, CompositePodGroup and PodGroup objects PATH compiles to.
+
+    PATH is a file, a directory or '-' (stdin, the default). Output is multi-document YAML
+    (or a JSON v1 List with -o json), in creation order. Invalid objects are reported on
+    stderr and not compiled (exit 1); unparsable input exits 2.
+    """
+    policy_set = load_policy_set(policies, policy_only, feature_gates)
+    compiled, code = _compile_all(policy_set, expand_paths(list(paths) or [STDIN]), uid, verbose)
+    stdout = sys.stdout
+    placeholder = any(p for _, _, p in compiled)
+    if placeholder:
+        stderr_line(
+            f"wasp: metadata.uid missing: names use the placeholder UID {PLACEHOLDER_UID}; pass --uid"
+        )
+    if output == "json":
+        items = [o for _, objects, _ in compiled for o in objects]
+        stdout.write(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}, indent=2) + "\n")
+    else:
+        dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+        first = True
+        for where, objects, uses_placeholder in compiled:
+            for obj in objects:
+                if not first:
+                    stdout.write("---\n")
+                first = False
+                stdout.write(f"# Source: {where}\n")
+                if uses_placeholder:
+                    stdout.write(
+                        f"# wasp: metadata.uid missing; names use placeholder UID {PLACEHOLDER_UID}; pass --uid\n"
+                    )
+                stdout.write(yaml.dump(obj, Dumper=dumper, sort_keys=False, default_flow_style=False))
+    stdout.flush()
+    sys.exit(code)

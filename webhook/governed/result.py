@@ -1,0 +1,52 @@
+"""The verdict on one object: the shape the webhook, the CLI and the tests all read."""
+
+from __future__ import annotations
+
+import enum
+import typing as t
+
+from webhook.vocab.field import FieldError
+
+__all__ = ["Result", "Status"]
+
+
+class Status(enum.Enum):
+    VALID = "valid"
+    INVALID = "invalid"
+    SKIPPED = "skipped"  # no policy governs the kind: neither valid nor invalid
+    ERROR = "error"  # the input is not an object that can be judged
+
+
+_new: t.Final = tuple.__new__
+
+
+class Result(t.NamedTuple):
+    """``errors`` holds every field error; ``warnings`` advice that does not block.
+
+    ``governed_by`` names the policy (or built-in validator) that judged the object; ``None``
+    when the object was skipped. ``reason`` explains a skip or an error status. Immutable;
+    a NamedTuple because one is built per review and a frozen dataclass's ``__init__`` costs
+    several times more.
+    """
+
+    status: Status
+    errors: tuple[FieldError, ...] = ()
+    warnings: tuple[str, ...] = ()
+    governed_by: str | None = None
+    reason: str = ""
+
+    @classmethod
+    def judged(cls, governed_by: str, errors: list[FieldError], warnings: list[str]) -> Result:
+        status = Status.INVALID if errors else Status.VALID
+        unique = tuple(dict.fromkeys(warnings)) if len(warnings) > 1 else tuple(warnings)
+        # tuple.__new__ directly: the NamedTuple's generated __new__ (defaults, keyword
+        # arguments) costs more than the rest of this method, once per review.
+        return _new(cls, (status, tuple(errors), unique, governed_by, ""))
+
+    @classmethod
+    def skipped(cls, reason: str) -> Result:
+        return cls(Status.SKIPPED, reason=reason)
+
+    @property
+    def allowed(self) -> bool:
+        return self.status is not Status.INVALID

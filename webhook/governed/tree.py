@@ -1,0 +1,352 @@
+"""Find an object's building blocks with its policy and build the compiler's WorkloadItem tree.
+
+This is the one place that knows where a governed object keeps its scheduling blocks,
+how its template names are formed and what its pod counts are. Validation, defaulting,
+pod stamping, ``wasp compile`` and the reconciler all read the object through it, so
+names and paths can never disagree between them.
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+from webhook.compiler.mapconfig import disruption_kind, policy_kind
+from webhook.compiler.types import (
+    EMPTY_INPUT,
+    DisruptionKind,
+    PolicyKind,
+    SchedulingConfig,
+    SchedulingPolicy,
+    WorkloadInput,
+    WorkloadItem,
+)
+from webhook.policy.model import NodeSpec, Policy
+from webhook.vocab.field import FieldError, FieldPath, Key, required, too_many, type_invalid
+
+__all__ = [
+    "MAX_TEMPLATES_PER_LIST", "ObjectNode", "build_tree", "fill_items", "get_path", "leaf_kinds", "old_tree",
+]  # fmt: skip
+
+MAX_TEMPLATES_PER_LIST: t.Final = 8  # WorkloadMaxPodGroupTemplates
+_BASIC: t.Final = SchedulingConfig(SchedulingPolicy.of_basic())
+
+
+def get_path(value: object, path: FieldPath) -> object:
+    """The value at ``path`` below ``value``, or ``None`` when any step is absent or not traversable."""
+    names = path.names
+    if names is None:
+        return _get_path_general(value, path)
+    current = value
+    for name in names:
+        if not isinstance(current, dict):
+            return None  # absent (None) or not traversable
+        current = current.get(name)
+    return current
+
+
+def _get_path_general(value: object, path: FieldPath) -> object:
+    current = value
+    for seg in path.segments:
+        if isinstance(seg, int):
+            if not isinstance(current, list) or seg >= len(current):
+                return None
+            current = current[seg]
+        else:
+            if not isinstance(current, dict):
+                return None
+            current = current.get(seg.name if isinstance(seg, Key) else seg)
+        if current is None:
+            return None
+    return current
+
+
+class ObjectNode(WorkloadItem):
+    """One tree node found in an object. It *is* the compiler's :class:`WorkloadItem` for
+    that node (``name`` is the template name, ``path`` the block's absolute path, children
+    are nodes), so a review builds one object per node, and adds what the layers above need.
+
+    A tree built with ``items=False`` leaves the compiler fields bare (no default config,
+    empty input, no callbacks): enough for callers that read names, blocks and pod counts.
+    """
+
+    __slots__ = (
+        "block", "context", "context_path", "key", "pod_count", "pod_count_explicit", "spec", "template_name",
+    )  # fmt: skip
+    children: list[ObjectNode]
+    path: FieldPath  # absolute path of the node's scheduling block
+
+    def __init__(
+        self,
+        spec: NodeSpec,
+        path: FieldPath,
+        context_path: FieldPath,
+        context: t.Mapping[str, t.Any],
+        block: object,
+        template_name: str,
+        key: str | None = None,
+    ) -> None:
+        # Slots set directly (not through WorkloadItem's __init__): one is built per node per review.
+        self.name = self.template_name = template_name
+        self.path = path
+        self.default_config = None
+        self.input = EMPTY_INPUT
+        self.callbacks = ()
+        self.children = []
+        self.spec = spec
+        self.context_path = context_path  # absolute path of the node's context (object or list element)
+        self.context = context
+        self.block = block  # the raw block (None when absent)
+        self.key = key
+        self.pod_count: int | None = None  # resolved pod count (value, or the policy default)
+        self.pod_count_explicit = False
+
+    @property
+    def pod_count_path(self) -> FieldPath | None:
+        """Where the pod count lives (built on demand: only messages need it)."""
+        pc = self.spec.pod_count
+        return None if pc is None else self.context_path / pc.path
+
+    def walk(self) -> list[ObjectNode]:
+        """This node and its descendants in pre-order (a list: a review walks a tree often)."""
+        if not self.children:
+            return [self]
+        out: list[ObjectNode] = []
+        stack = [self]
+        while stack:
+            node = stack.pop()
+            out.append(node)
+            stack.extend(reversed(node.children))
+        return out
+
+
+def _min_count_callback(pod_count: int) -> t.Callable[[SchedulingConfig], None]:
+    def fill(cfg: SchedulingConfig) -> None:
+        # A paused Job may have parallelism 0; the gang size must stay positive.
+        if cfg.policy is not None and cfg.policy.gang is not None and cfg.policy.gang.min_count is None:
+            cfg.policy.gang.min_count = max(1, pod_count)
+
+    return fill
+
+
+class _Builder:
+    __slots__ = ("counts", "errors", "items", "name")
+
+    def __init__(self, obj: t.Mapping[str, t.Any], items: bool, counts: bool) -> None:
+        self.items = items
+        self.counts = counts
+        self.name = _object_name(obj)
+        self.errors: list[FieldError] = []
+
+    def lookup(self, context: object, context_path: FieldPath, path: FieldPath) -> object:
+        """Like :func:`get_path`, but a present step that is not a mapping (``spec: "x"``)
+        is reported as a type error at that step instead of reading as "absent".
+        """
+        names = path.names
+        if names is None:
+            return self._lookup_general(context, context_path, path)  # index or key steps
+        current = context
+        for name in names:
+            if not isinstance(current, dict):
+                if current is None:
+                    return None  # an absent step: absent, not an error
+                return self._lookup_general(context, context_path, path)  # reports the type error
+            current = current.get(name)
+        return current
+
+    def _lookup_general(self, context: object, context_path: FieldPath, path: FieldPath) -> object:
+        current = context
+        segments = path.segments
+        for i, seg in enumerate(segments):
+            if current is None:
+                return None
+            if type(seg) is str or not isinstance(seg, int):
+                if not isinstance(current, dict):
+                    # The path of the offending step is built only when there is an error.
+                    walked = context_path.child(*segments[:i])
+                    self.errors.append(type_invalid(walked, current, "must be of type object"))
+                    return None
+                current = current.get(seg.name if isinstance(seg, Key) else seg)
+            else:
+                if not isinstance(current, list):
+                    walked = context_path.child(*segments[:i])
+                    self.errors.append(type_invalid(walked, current, "must be of type array"))
+                    return None
+                current = current[seg] if seg < len(current) else None
+        return current
+
+    def pod_count(self, node: ObjectNode) -> None:
+        pc = node.spec.pod_count
+        if pc is None:
+            return
+        raw = self.lookup(node.context, node.context_path, pc.path)
+        if raw is None:
+            node.pod_count = pc.default
+        elif isinstance(raw, int) and not isinstance(raw, bool):
+            node.pod_count, node.pod_count_explicit = raw, True
+        else:
+            self.errors.append(type_invalid(node.context_path / pc.path, raw, "must be of type integer"))
+
+    def node(
+        self,
+        spec: NodeSpec,
+        context: t.Mapping[str, t.Any],
+        context_path: FieldPath,
+        *,
+        key: str | None = None,
+        index: int | None = None,
+    ) -> ObjectNode:
+        path = context_path / spec.path if context_path.segments else spec.path
+        block = self.lookup(context, context_path, spec.path)
+        name = spec.template_for(self.name, key or "", index)
+        node = ObjectNode(spec, path, context_path, context, block, name, key)
+        if spec.pod_count is not None and self.counts:
+            self.pod_count(node)
+        for child_spec in spec.children:
+            node.children.extend(self.children(child_spec, context, context_path))
+        if spec.composite and not node.children:
+            self.childless(spec, context, context_path)
+        if self.items:
+            _fill_item(node)  # once the children (part of the item) are known
+        return node
+
+    def childless(self, spec: NodeSpec, context: t.Mapping[str, t.Any], context_path: FieldPath) -> None:
+        """A composite node whose repeated children all came out empty has no Workload: say
+        which list must not be empty (a list of the wrong type was already reported).
+        """
+        for child_spec in spec.children:
+            if child_spec.for_each is None:
+                continue
+            elements = get_path(context, child_spec.for_each)
+            if elements is None or elements == []:
+                where = context_path / child_spec.for_each
+                self.errors.append(
+                    required(where, "needs at least one element: each is a group of the composite")
+                )
+
+    def children(
+        self, spec: NodeSpec, context: t.Mapping[str, t.Any], context_path: FieldPath
+    ) -> list[ObjectNode]:
+        if spec.for_each is None:
+            return [self.node(spec, context, context_path)]
+        list_path = context_path / spec.for_each
+        elements = self.lookup(context, context_path, spec.for_each)
+        if elements is None:
+            return []
+        if not isinstance(elements, list):
+            self.errors.append(type_invalid(list_path, elements, "must be of type array"))
+            return []
+        if len(elements) > MAX_TEMPLATES_PER_LIST:
+            # Each element becomes a template; a Workload holds at most 8 per list.
+            self.errors.append(
+                too_many(list_path, len(elements), MAX_TEMPLATES_PER_LIST, origin="maxTemplates")
+            )
+        nodes = []
+        for i, element in enumerate(elements[: MAX_TEMPLATES_PER_LIST * 4]):
+            element_path = list_path.index(i)
+            if not isinstance(element, dict):
+                self.errors.append(type_invalid(element_path, element, "must be of type object"))
+                continue
+            key = None
+            if spec.item_key is not None:
+                raw_key = get_path(element, spec.item_key)
+                if not isinstance(raw_key, str) or not raw_key:
+                    self.errors.append(
+                        required(element_path / spec.item_key, "identifies the scheduling group")
+                    )
+                    continue
+                key = raw_key
+            nodes.append(self.node(spec, element, element_path, key=key, index=i))
+        return nodes
+
+
+def _min_group_count_callback(children: int) -> t.Callable[[SchedulingConfig], None]:
+    def fill(cfg: SchedulingConfig) -> None:
+        if cfg.policy is not None and cfg.policy.gang is not None and cfg.policy.gang.min_count is None:
+            cfg.policy.gang.min_count = max(1, children)
+
+    return fill
+
+
+def _fill_item(node: ObjectNode) -> None:
+    """The compiler fields of ``node``: default config (always Basic), input slots and callbacks
+    (which only fill an unset gang count; :func:`leaf_kinds` relies on both)."""
+    spec = node.spec
+    priority = ""
+    if spec.priority_class_name_from is not None:
+        value = get_path(node.context, spec.priority_class_name_from)
+        priority = value if isinstance(value, str) else ""
+    # resolve() only ever copies a default config, so nodes without a priority share one.
+    node.default_config = (
+        SchedulingConfig(SchedulingPolicy.of_basic(), priority_class_name=priority) if priority else _BASIC
+    )
+    block = node.block if isinstance(node.block, dict) else None
+    if spec.composite:
+        node.input = WorkloadInput.from_composite(block)
+        if spec.min_group_count_default:
+            node.callbacks = (_min_group_count_callback(len(node.children)),)
+    else:
+        node.input = WorkloadInput.from_leaf(block)
+        if spec.min_count_default and node.pod_count is not None:
+            node.callbacks = (_min_count_callback(node.pod_count),)
+
+
+def fill_items(root: ObjectNode) -> ObjectNode:
+    """Fill the compiler fields of a tree built with ``items=False`` (filled nodes are kept)."""
+    for node in root.walk():
+        if node.default_config is None:  # set by every fill
+            _fill_item(node)
+    return root
+
+
+def leaf_kinds(node: ObjectNode) -> tuple[PolicyKind, DisruptionKind | None]:
+    """The policy and disruption kinds that ``resolve`` gives this leaf node once its items are
+    filled, read from its block without filling them.
+
+    The mappers' own kind functions read the same values; the default config adds only Basic
+    when the block names no policy, and the callbacks only fill a gang count, so neither
+    changes a kind.
+    """
+    block = node.block if isinstance(node.block, dict) else None
+    if block is None:
+        return PolicyKind.BASIC, None
+    policy = policy_kind(block.get("schedulingPolicy"))
+    return PolicyKind.BASIC if policy is None else policy, disruption_kind(block.get("disruptionMode"))
+
+
+def build_tree(
+    policy: Policy, obj: t.Mapping[str, t.Any], *, items: bool = True, counts: bool = True
+) -> tuple[ObjectNode, list[FieldError]]:
+    """The object's tree under ``policy`` and the errors met while reading it (wrong types,
+    missing element keys, too many elements). Never raises on malformed objects.
+
+    ``items=False`` leaves every node's compiler fields bare (see :class:`ObjectNode`): enough
+    for callers that need only names, blocks and pod counts. ``counts=False`` also leaves every
+    ``pod_count`` unread (``None``, and no callback once filled): the old object's tree on an
+    update, which is compared by names and blocks only.
+    """
+    builder = _Builder(obj, items, counts)
+    root = builder.node(policy.root, obj, _OBJECT)
+    return root, builder.errors
+
+
+def old_tree(policy: Policy, old: t.Mapping[str, t.Any]) -> ObjectNode:
+    """The stored object's tree on an update, bare and without pod counts: what update rules,
+    ratcheting and the rename check compare against (its read errors are not reported: the
+    stored object was admitted already). Equal to ``build_tree(policy, old, items=False,
+    counts=False)[0]``; a leaf root, the whole tree of most objects, is read without a builder.
+    """
+    root = policy.root
+    if root.children:
+        return build_tree(policy, old, items=False, counts=False)[0]
+    return ObjectNode(
+        root, root.path, _OBJECT, old, get_path(old, root.path), root.template_for(_object_name(old))
+    )
+
+
+def _object_name(obj: t.Mapping[str, t.Any]) -> str:
+    metadata = obj.get("metadata")
+    name = metadata.get("name") if isinstance(metadata, dict) else None
+    return name if isinstance(name, str) else ""
+
+
+_OBJECT: t.Final = FieldPath()  # the root's context path: the object itself

@@ -1,0 +1,308 @@
+"""``validate_object``: the one function behind the validating webhook and ``wasp validate``.
+
+Two layers on every node of a governed object's tree, at the user's own field paths:
+
+1. the structural layer from the compiler (JSON Schema data; skipped when the policy turns
+   declarative validation off), on the embedding and on every building block;
+2. the controller-policy layer: closed allow-lists, basic+all, the tree check, pod-count
+   bounds, exclusive fields and the policy's update rules.
+
+``Workload``/``PodGroup``/``CompositePodGroup`` manifests get the scheduling API's own
+validation. Objects no policy governs are *skipped*, never valid or invalid.
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+from webhook import scheduling_objects
+from webhook.compiler.builder import Builder, resolve
+from webhook.compiler.types import BuildOptions
+from webhook.compiler.validate import kind_errors, root_problem
+from webhook.declarative.schema import NO_OLD, BlockType, is_valid, validate_block
+from webhook.governed.result import Result, Status
+from webhook.governed.tree import ObjectNode, build_tree, fill_items, get_path, leaf_kinds, old_tree
+from webhook.governed.updates import identical, unchanged, update_errors
+from webhook.policy.model import Policy, PolicySet
+from webhook.vocab.field import FieldError, duplicate, forbidden, invalid, required
+from webhook.vocab.formats import dns_label
+from webhook.vocab.gates import FeatureGates
+
+__all__ = ["validate_object", "validate_governed"]
+
+Obj = t.Mapping[str, t.Any]
+
+
+def validate_object(obj: object, old_obj: object = None, *, policies: PolicySet) -> Result:
+    """Judge ``obj`` (and, on update, the change from ``old_obj``).
+
+    ``old_obj`` is ``None`` on CREATE. The objects are never modified. Never raises on
+    malformed input: a non-mapping gives an ``error`` status, bad fields give field errors.
+    """
+    if not isinstance(obj, dict):
+        return Result(Status.ERROR, reason=f"not a Kubernetes object: a {type(obj).__name__}, not a mapping")
+    api_version, kind = obj.get("apiVersion"), obj.get("kind")
+    if not isinstance(api_version, str) or not isinstance(kind, str) or not api_version or not kind:
+        return Result(
+            Status.ERROR, reason="not a Kubernetes object: apiVersion and kind are required strings"
+        )
+    old = old_obj if isinstance(old_obj, dict) else None
+    group, _, version = api_version.rpartition("/")
+    builtin = scheduling_objects.VALIDATORS.get((group, kind)) if group == scheduling_objects.GROUP else None
+    if builtin is not None:
+        if version not in scheduling_objects.SERVED_VERSIONS[kind]:
+            return Result.skipped(f"{api_version} {kind} is not served by Kubernetes 1.37")
+        findings = builtin(obj, old, gates=policies.gates)
+        return Result.judged(f"{group}/{kind}", list(findings.errors), list(findings.warnings))
+    policy = policies.for_kind(api_version, kind)
+    if policy is None:
+        return Result.skipped(f"no policy governs {api_version} {kind}")
+    errors, warnings = validate_governed(policy, obj, old, gates=policies.gates)
+    return Result.judged(policy.name, errors, warnings)
+
+
+def validate_governed(
+    policy: Policy, obj: Obj, old: Obj | None, *, gates: FeatureGates
+) -> tuple[list[FieldError], list[str]]:
+    """Both layers for an object governed by ``policy``; returns (errors, warnings)."""
+    warnings: list[str] = []
+    # Compiler items are filled only where the compiler reads them (fill_items): the common
+    # single-leaf review is judged without them (_checked_leaf_errors).
+    tree, errors = build_tree(policy, obj, items=False)
+    present = tree.block is not None
+    if policy.feature_gate and policy.feature_gate not in gates.enabled and present:
+        root_path = policy.root.path
+        if old is None or get_path(old, root_path) is None:
+            warnings.append(
+                f"{root_path} is dropped by the apiserver: feature gate {policy.feature_gate} is off"
+            )
+            return [], warnings
+        # Kept because the stored object has it, so it reaches validation: the gate marker
+        # (ifDisabled=forbidden) fires on any change; an unchanged value is ratcheted.
+        if not unchanged(get_path(obj, root_path), get_path(old, root_path)):
+            errors.insert(0, forbidden(root_path, "", origin="ifDisabled"))
+            warnings.append(f"{root_path} cannot change: feature gate {policy.feature_gate} is off")
+    nodes = tree.walk()
+    errors.extend(_duplicate_template_names(nodes))
+    # The old tree is bare (names and blocks): its compiler items are filled below only if
+    # the Builder's declarative layer runs, which ratchets against them.
+    old_root = old_tree(policy, old) if old is not None else None
+    # Verdict first, errors on demand: when every node's embedding passes the structural
+    # schema as a whole (the common case), neither the envelope nor the per-block layer
+    # can report anything, so both are skipped; otherwise they run and say what is wrong.
+    # An update that leaves a single-node tree's block as it was is ratcheted whole: no
+    # structural error can be reported on it, so its verdict needs no check at all.
+    structure_checked = policy.declarative_validation and (
+        _unchanged_single_node(tree, old_root) or _structurally_valid(nodes)
+    )
+    if policy.declarative_validation and not structure_checked:
+        errors.extend(_structural_envelopes(nodes, old_root))
+    # The compiler's tree check would report an unusable tree as an InternalError; those
+    # trees (duplicate template names, composites left without children) were already
+    # reported at the user's fields above.
+    # (A leaf root is the whole tree: only a composite root can leave a composite childless.)
+    buildable = not tree.spec.composite or all(n.children for n in nodes if n.spec.composite)
+    if buildable and not (errors and any(e.origin == "templateName" for e in errors)):
+        if structure_checked and not tree.children and not tree.spec.composite:
+            errors.extend(_checked_leaf_errors(tree, old_root, policy.build_options_structure_checked))
+        else:
+            options = policy.build_options_structure_checked if structure_checked else policy.build_options
+            if old_root is not None and not options.disable_declarative_validation:
+                fill_items(old_root)
+            # Otherwise the old root stays bare: its name is all the rename check reads.
+            errors.extend(Builder(fill_items(tree), options).validate(old_root))
+    for node in nodes:
+        _pod_count_bound(node, errors, warnings)
+        errors.extend(_unset_gang_count(node))
+        errors.extend(_exclusive_fields(node, old))
+    if old_root is not None:
+        errors.extend(update_errors(policy, tree, old_root))
+    _advice(tree, nodes, gates, warnings, any_block=present)
+    return _dedupe(errors), warnings
+
+
+def _dedupe(errors: list[FieldError]) -> list[FieldError]:
+    if len(errors) < 2:
+        return errors
+    seen: set[tuple[str, str, str]] = set()
+    out = []
+    for err in errors:
+        key = (err.type.value, str(err.field), err.detail)
+        if key not in seen:
+            seen.add(key)
+            out.append(err)
+    return out
+
+
+def _duplicate_template_names(nodes: list[ObjectNode]) -> list[FieldError]:
+    if len(nodes) == 1:
+        return []
+    seen: set[str] = set()
+    errors = []
+    for node in nodes:
+        if node.template_name in seen:
+            # The Workload needs unique template names across its tree; report the user's element.
+            where = node.context_path if node.spec.for_each is not None else node.path
+            errors.append(duplicate(where, node.template_name, origin="templateName"))
+        seen.add(node.template_name)
+    return errors
+
+
+def _unchanged_single_node(tree: ObjectNode, old_root: ObjectNode | None) -> bool:
+    # Single nodes only: in a larger tree the compiler pairs old and new nodes by name *and*
+    # level, so a node that moved is validated as new even with an equal block.
+    return (
+        old_root is not None
+        and tree.block is not None
+        and not tree.children
+        and not old_root.children
+        and tree.template_name == old_root.template_name
+        and identical(tree.block, old_root.block)
+    )
+
+
+def _checked_leaf_errors(
+    leaf: ObjectNode, old_root: ObjectNode | None, options: BuildOptions
+) -> list[FieldError]:
+    """``Builder(leaf, options).validate(old_root)`` for a tree that is one leaf, when
+    ``options`` turn the declarative layer off, without filling compiler items.
+
+    With that layer off the compiler reads of a leaf only its name (the rename and tree
+    checks) and its resolved policy and disruption kinds, which :func:`leaf_kinds` reads from
+    the block. Most reviews (Jobs, CronJobs, single-group CRDs) take this path; a test
+    compares it with the Builder on generated trees.
+    """
+    problem = root_problem(leaf, old_root)
+    if problem is not None:
+        return [problem]
+    return kind_errors(leaf, *leaf_kinds(leaf), options)
+
+
+def _structurally_valid(nodes: list[ObjectNode]) -> bool:
+    for node in nodes:
+        if node.block is not None:
+            block_type = BlockType.COMPOSITE_SCHEDULING if node.spec.composite else BlockType.SCHEDULING
+            if not is_valid(block_type, node.block):
+                return False
+    return True
+
+
+def _structural_envelopes(nodes: list[ObjectNode], old_root: ObjectNode | None) -> list[FieldError]:
+    old_blocks = {n.template_name: n.block for n in old_root.walk()} if old_root is not None else {}
+    errors = []
+    for node in nodes:
+        if node.block is None:
+            continue
+        block_type = BlockType.COMPOSITE_SCHEDULING if node.spec.composite else BlockType.SCHEDULING
+        previous = old_blocks.get(node.template_name)
+        old = previous if previous is not None else NO_OLD
+        errors.extend(validate_block(block_type, node.block, node.path, old=old, shallow=True))
+    return errors
+
+
+def _explicit_count(node: ObjectNode, field: str) -> int | None:
+    policy = node.block.get("schedulingPolicy") if isinstance(node.block, dict) else None
+    gang = policy.get("gang") if isinstance(policy, dict) else None
+    count = gang.get(field) if isinstance(gang, dict) else None
+    if isinstance(count, int) and not isinstance(count, bool):
+        return count
+    return None
+
+
+def _pod_count_bound(node: ObjectNode, errors: list[FieldError], warnings: list[str]) -> None:
+    """``minCount <= pod count`` on the final object (decisions 1 and 10)."""
+    if node.spec.composite or node.pod_count is None or node.spec.pod_count is None:
+        return
+    min_count = _explicit_count(node, "minCount")
+    if min_count is None or min_count < 1:
+        return  # unset follows the pod count; < 1 is the structural layer's error
+    if node.pod_count == 0 and node.pod_count_explicit:
+        path = node.path.child("schedulingPolicy", "gang", "minCount")
+        warnings.append(
+            f"{node.pod_count_path} is 0: the workload is paused, so {path} ({min_count}) is not checked against it"
+        )
+    elif min_count > node.pod_count:
+        errors.append(
+            invalid(
+                node.path.child("schedulingPolicy", "gang", "minCount"),
+                min_count,
+                f"must be less than or equal to {node.pod_count_path} ({node.pod_count})",
+                origin="podCount",
+            )
+        )
+
+
+def _unset_gang_count(node: ObjectNode) -> list[FieldError]:
+    """A gang whose count nobody fills cannot compile: report it where the user can fix it."""
+    defaulted = node.spec.min_group_count_default if node.spec.composite else node.spec.min_count_default
+    if defaulted:
+        return []
+    cfg = resolve(fill_items(node))
+    if cfg.policy is None or cfg.policy.gang is None or cfg.policy.gang.min_count is not None:
+        return []
+    field = "minGroupCount" if node.spec.composite else "minCount"
+    return [
+        required(
+            node.path.child("schedulingPolicy", "gang", field),
+            "this controller does not default it, so it must be set",
+            origin="controllerDefault",
+        )
+    ]
+
+
+def _exclusive_fields(node: ObjectNode, old: Obj | None) -> list[FieldError]:
+    """Decision 3: a block together with a user-managed group (e.g. schedulingGroup) is rejected."""
+    if node.block is None:
+        return []
+    errors = []
+    for other in node.spec.exclusive_with:
+        if get_path(node.context, other) is None:
+            continue
+        old_had_both = (
+            old is not None
+            and get_path(old, node.path) is not None
+            and get_path(old, node.context_path / other) is not None
+        )
+        if not old_had_both:
+            errors.append(
+                forbidden(
+                    node.path, f"may not be set together with {node.context_path / other}", origin="exclusive"
+                )
+            )
+    return errors
+
+
+def _advice(
+    tree: ObjectNode, nodes: list[ObjectNode], gates: FeatureGates, out: list[str], *, any_block: bool
+) -> None:
+    """Warnings: template names the Workload cannot carry (decision 8), gates that drop blocks (14)."""
+    # An object that has only generateName has no name yet, so its template names are unknown.
+    metadata = tree.context.get("metadata")
+    named = isinstance(metadata, dict) and bool(metadata.get("name"))
+    enabled = gates.enabled  # a frozenset: no method call per check
+    for node in nodes:
+        if named and dns_label(node.template_name):
+            out.append(
+                f"template name {node.template_name!r} is not a valid DNS label (max 63 characters): "
+                "the Workload for this object cannot be created"
+            )
+        block = node.block
+        if not isinstance(block, dict):
+            continue
+        # The gate covers PodGroup(Template) constraints only; composite ones are not gated.
+        if (
+            not node.spec.composite
+            and block.get("schedulingConstraints") is not None
+            and "TopologyAwareWorkloadScheduling" not in enabled
+        ):
+            out.append(
+                f"{node.path}.schedulingConstraints is dropped: feature gate TopologyAwareWorkloadScheduling is off"
+            )
+        if block.get("resourceClaims") and "DRAWorkloadResourceClaims" not in enabled:
+            out.append(
+                f"{node.path}.resourceClaims is dropped: feature gate DRAWorkloadResourceClaims is off"
+            )
+    if tree.spec.composite and "CompositePodGroup" not in enabled:
+        out.append(f"{tree.path}: composite groups need feature gate CompositePodGroup, which is off")
+    if any_block and "GenericWorkload" not in enabled:
+        out.append("feature gate GenericWorkload is off: no Workload or PodGroup is created for this object")

@@ -1,0 +1,322 @@
+"""The building blocks that templates, PodGroups and CompositePodGroups share.
+
+Each ``validate_*`` takes the new value (``None`` = absent), the old value (``CREATE`` on
+create, ``None`` when the old object lacked it) and the path of the field, and returns the
+errors at the user's paths.
+"""
+
+from __future__ import annotations
+
+import typing as t
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from webhook.scheduling_objects.markers import (
+    Ctx,
+    Errors,
+    Old,
+    as_list,
+    as_object,
+    enum_value,
+    forbidden_if_disabled,
+    get,
+    immutable,
+    int32_value,
+    is_update,
+    max_items,
+    no_set_no_unset,
+    old_child,
+    old_item,
+    old_items_by_name,
+    string_field,
+    string_value,
+    unchanged,
+    union,
+    unique_names,
+)
+from webhook.vocab.field import FieldPath, invalid, required, type_invalid
+from webhook.vocab.formats import dns_label, dns_subdomain, label_key, path_segment_name
+
+SHORT_NAME: t.Final = ("k8s-short-name", dns_label)
+LONG_NAME: t.Final = ("k8s-long-name", dns_subdomain)
+LABEL_KEY: t.Final = ("k8s-label-key", label_key)
+PATH_SEGMENT: t.Final = ("k8s-path-segment-name", path_segment_name)
+
+HIGHEST_USER_DEFINABLE_PRIORITY: t.Final = 1_000_000_000
+MAX_RESOURCE_CLAIMS: t.Final = 4
+MAX_TOPOLOGY_CONSTRAINTS: t.Final = 1
+PREEMPTION_POLICIES: t.Final = ("Never", "PreemptLowerPriority")
+
+TOPOLOGY_GATE: t.Final = "TopologyAwareWorkloadScheduling"
+CLAIMS_GATE: t.Final = "DRAWorkloadResourceClaims"
+PREEMPTION_GATE: t.Final = "PodGroupPreemptionPolicy"
+COMPOSITE_GATE: t.Final = "CompositePodGroup"
+
+
+@dataclass(frozen=True)
+class GroupShape:
+    """Which variant of the shared group fields a struct carries.
+
+    ``count_key`` is the gang size field (``minCount`` for pod groups, ``minGroupCount``
+    for composites). ``whole_policy_immutable`` freezes the entire policy (the
+    CompositePodGroup runtime object) instead of only its basic/gang variant.
+    ``constraints_gate`` is None where constraints are not gated (composite types).
+    """
+
+    count_key: str
+    has_claims: bool
+    constraints_gate: str | None
+    whole_policy_immutable: bool = False
+
+
+LEAF: t.Final = GroupShape("minCount", has_claims=True, constraints_gate=TOPOLOGY_GATE)
+COMPOSITE_TEMPLATE: t.Final = GroupShape("minGroupCount", has_claims=False, constraints_gate=None)
+COMPOSITE_OBJECT: t.Final = GroupShape(
+    "minGroupCount", has_claims=False, constraints_gate=None, whole_policy_immutable=True
+)
+
+
+# --- metadata ---------------------------------------------------------------------------------
+
+
+def _mask_trailing_dash(prefix: str) -> str:
+    # apimachinery validates generateName as a prefix: a trailing '-' is fine there.
+    return prefix[:-1] + "a" if len(prefix) > 1 and prefix.endswith("-") else prefix
+
+
+def validate_metadata(meta: object, old_meta: Old) -> Errors:
+    """``ValidateObjectMeta`` (create) / ``ValidateObjectMetaUpdate`` (update) for the name
+    and namespace. An absent namespace is accepted: kubectl fills it from the context."""
+    path = FieldPath.of("metadata")
+    obj, errs = as_object(meta, path)
+    if errs:
+        return errs
+    obj = obj or {}
+    if is_update(old_meta):
+        # On update only immutability is checked; the name format was checked on create.
+        return [
+            e
+            for key in ("name", "namespace")
+            for e in immutable(path.child(key), obj.get(key), get(old_meta, key))
+        ]
+    return _validate_generate_name(obj, path) + _validate_name(obj, path) + _validate_namespace(obj, path)
+
+
+def _validate_generate_name(obj: Mapping[str, t.Any], path: FieldPath) -> Errors:
+    value, p = obj.get("generateName"), path.child("generateName")
+    if value is None or value == "":
+        return []
+    if not isinstance(value, str):
+        return [type_invalid(p, value, "must be of type string")]
+    return [invalid(p, value, msg) for msg in dns_subdomain(_mask_trailing_dash(value))]
+
+
+def _validate_name(obj: Mapping[str, t.Any], path: FieldPath) -> Errors:
+    value, p = obj.get("name"), path.child("name")
+    if value is None or value == "":
+        if obj.get("generateName"):
+            return []
+        return [required(p, "name or generateName is required")]
+    if not isinstance(value, str):
+        return [type_invalid(p, value, "must be of type string")]
+    return [invalid(p, value, msg) for msg in dns_subdomain(value)]
+
+
+def _validate_namespace(obj: Mapping[str, t.Any], path: FieldPath) -> Errors:
+    value, p = obj.get("namespace"), path.child("namespace")
+    if value is None or value == "":
+        return []
+    if not isinstance(value, str):
+        return [type_invalid(p, value, "must be of type string")]
+    return [invalid(p, value, msg) for msg in dns_label(value)]
+
+
+# --- references -------------------------------------------------------------------------------
+
+
+def validate_controller_ref(value: object, old: Old, path: FieldPath) -> Errors:
+    """``TypedLocalObjectReference``: kind and name required path segments, apiGroup optional."""
+    obj, errs = as_object(value, path)
+    if obj is None:
+        return errs
+    return (
+        string_field(obj, old, "apiGroup", path, fmt=LONG_NAME)
+        + string_field(obj, old, "kind", path, required_=True, fmt=PATH_SEGMENT)
+        + string_field(obj, old, "name", path, required_=True, fmt=PATH_SEGMENT)
+    )
+
+
+def validate_workload_ref(value: object, old: Old, path: FieldPath) -> Errors:
+    """``WorkloadReference``: workloadName (DNS subdomain) and templateName (DNS label)."""
+    obj, errs = as_object(value, path)
+    if obj is None:
+        return errs
+    return string_field(obj, old, "workloadName", path, required_=True, fmt=LONG_NAME) + string_field(
+        obj, old, "templateName", path, required_=True, fmt=SHORT_NAME
+    )
+
+
+# --- scheduling policy ------------------------------------------------------------------------
+
+
+def validate_scheduling_policy(
+    parent: Mapping[str, t.Any], old_parent: Old, path: FieldPath, shape: GroupShape
+) -> Errors:
+    """``schedulingPolicy``: required (a non-pointer struct, so ``{}`` is absent), a
+    basic|gang union, and the update rules of ``shape``."""
+    p = path.child("schedulingPolicy")
+    new, old = parent.get("schedulingPolicy"), old_child(old_parent, "schedulingPolicy")
+    if unchanged(new, old):
+        return []
+    errs = immutable(p, new, old) if shape.whole_policy_immutable else []
+    obj, type_errs = as_object(new, p)
+    if type_errs:
+        return errs + type_errs
+    if obj is None or (obj.get("basic") is None and obj.get("gang") is None):
+        return errs + [required(p, origin="required")]
+    errs += union(p, obj, ("basic", "gang"), old)
+    errs += _validate_basic(obj, old, p, frozen_variant=not shape.whole_policy_immutable)
+    errs += _validate_gang(obj, old, p, shape, frozen_variant=not shape.whole_policy_immutable)
+    return errs
+
+
+def _validate_basic(
+    policy: Mapping[str, t.Any], old_policy: Old, path: FieldPath, *, frozen_variant: bool
+) -> Errors:
+    p, new = path.child("basic"), policy.get("basic")
+    errs = immutable(p, new, old_child(old_policy, "basic")) if frozen_variant else []
+    return errs + as_object(new, p)[1]
+
+
+def _validate_gang(
+    policy: Mapping[str, t.Any], old_policy: Old, path: FieldPath, shape: GroupShape, *, frozen_variant: bool
+) -> Errors:
+    p, new, old = path.child("gang"), policy.get("gang"), old_child(old_policy, "gang")
+    errs = no_set_no_unset(p, new, old) if frozen_variant else []
+    obj, type_errs = as_object(new, p)
+    if obj is None:
+        return errs + type_errs
+    key = shape.count_key
+    if unchanged(obj.get(key), old_child(old, key)):
+        return errs
+    # The gang size is a non-pointer int32: 0 is "absent" (Required), negatives fail the minimum.
+    return errs + int32_value(obj.get(key), p.child(key), required_nonzero=True, minimum=1)
+
+
+# --- constraints, claims, disruption ----------------------------------------------------------
+
+
+def validate_constraints(value: object, old: Old, path: FieldPath) -> Errors:
+    """``schedulingConstraints``: an atomic ``topology`` list of at most one ``{key}``."""
+    obj, errs = as_object(value, path)
+    if obj is None:
+        return errs
+    p = path.child("topology")
+    if unchanged(obj.get("topology"), old_child(old, "topology")):
+        return []
+    items, errs = as_list(obj.get("topology"), p)
+    if errs or (errs := max_items(p, items, MAX_TOPOLOGY_CONSTRAINTS)):
+        return errs
+    for i, item in enumerate(items):
+        entry, type_errs = as_object(item, p.index(i))
+        errs += type_errs
+        if entry is not None:
+            errs += string_value(entry.get("key"), p.index(i).child("key"), required_=True, fmt=LABEL_KEY)
+    return errs
+
+
+def validate_resource_claims(value: object, old: Old, path: FieldPath) -> Errors:
+    """``resourceClaims``: map keyed by name, at most 4, each naming exactly one source."""
+    items, errs = as_list(value, path)
+    if errs or (errs := max_items(path, items, MAX_RESOURCE_CLAIMS)):
+        return errs
+    errs = unique_names(path, items)
+    # Items are matched to their old version by name; a new item is validated as created.
+    old_by_name = old_items_by_name(old) if is_update(old) else {}
+    for i, item in enumerate(items):
+        errs += _validate_claim(item, old_item(old_by_name, item), path.index(i))
+    return errs
+
+
+def _validate_claim(value: object, old: Old, path: FieldPath) -> Errors:
+    if unchanged(value, old):
+        return []
+    obj, errs = as_object(value, path)
+    if errs:
+        return errs
+    obj = obj or {}  # a null list item decodes to the zero struct: no name and no source
+    errs = string_field(obj, old, "name", path, required_=True, fmt=SHORT_NAME)
+    # The source union is reported at the list item itself (api.md §4.1).
+    errs += union(path, obj, ("resourceClaimName", "resourceClaimTemplateName"), old)
+    for key in ("resourceClaimName", "resourceClaimTemplateName"):
+        errs += string_field(obj, old, key, path, pointer=True, fmt=LONG_NAME)
+    return errs
+
+
+def validate_disruption_mode(value: object, old: Old, path: FieldPath) -> Errors:
+    """``disruptionMode``: a single|all union of empty structs."""
+    obj, errs = as_object(value, path)
+    if obj is None:
+        return errs
+    errs = union(path, obj, ("single", "all"), old)
+    for key in ("single", "all"):
+        errs += as_object(obj.get(key), path.child(key))[1]
+    return errs
+
+
+# --- the shared group fields ------------------------------------------------------------------
+
+_Check = t.Callable[[object, Old, FieldPath], Errors]
+
+
+def _frozen_field(
+    parent: Mapping[str, t.Any],
+    old_parent: Old,
+    key: str,
+    path: FieldPath,
+    ctx: Ctx,
+    check: _Check,
+    gate: str | None,
+) -> Errors:
+    """An immutable optional field: gate check, immutability, then the field's own rules."""
+    p, new, old = path.child(key), parent.get(key), old_child(old_parent, key)
+    if unchanged(new, old):
+        return []
+    errs = forbidden_if_disabled(p, new, old, gate, ctx) if gate else []
+    errs += immutable(p, new, old)
+    return errs + (check(new, old, p) if new is not None else [])
+
+
+def validate_group_fields(
+    obj: Mapping[str, t.Any], old: Old, path: FieldPath, shape: GroupShape, ctx: Ctx
+) -> Errors:
+    """The fields every template and group has, in declaration order (the name, refs and
+    child lists are left to the caller)."""
+    errs = validate_scheduling_policy(obj, old, path, shape)
+    errs += _frozen_field(
+        obj, old, "schedulingConstraints", path, ctx, validate_constraints, shape.constraints_gate
+    )
+    if shape.has_claims:
+        errs += _frozen_field(obj, old, "resourceClaims", path, ctx, validate_resource_claims, CLAIMS_GATE)
+    errs += _frozen_field(obj, old, "disruptionMode", path, ctx, validate_disruption_mode, None)
+    for key, check in (
+        ("priorityClassName", _check_priority_class_name),
+        ("priority", _check_priority),
+        ("preemptionPolicy", _check_preemption_policy),
+    ):
+        gate = PREEMPTION_GATE if key == "preemptionPolicy" else None
+        errs += _frozen_field(obj, old, key, path, ctx, check, gate)
+    return errs
+
+
+def _check_priority_class_name(new: object, _old: Old, path: FieldPath) -> Errors:
+    return string_value(new, path, fmt=LONG_NAME)
+
+
+def _check_priority(new: object, _old: Old, path: FieldPath) -> Errors:
+    # Negative priorities are legal (down to the int32 minimum); only the maximum is enforced.
+    return int32_value(new, path, maximum=HIGHEST_USER_DEFINABLE_PRIORITY)
+
+
+def _check_preemption_policy(new: object, _old: Old, path: FieldPath) -> Errors:
+    return enum_value(new, path, PREEMPTION_POLICIES)

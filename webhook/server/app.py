@@ -1,0 +1,259 @@
+"""``create_app``: the Flask edge of the admission webhook. No module-level app.
+
+Routes only move bytes: read the body (capped before it is read whole), parse it with
+:func:`webhook.admission.review.parse_review`, call the pure handler, serialise the answer
+with orjson, and record one log line and the metrics. Three failure classes stay apart
+(style rule 5): a bad object is a denial (HTTP 200), a bad request is HTTP 400/413 with an
+AdmissionReview body, a bug in the core is an ``InternalError`` answer for that review only.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+import typing as t
+from dataclasses import dataclass
+from types import MappingProxyType
+
+import orjson
+from flask import Flask, Response, request
+
+from webhook.admission.handler import Answer, handle_mutate, handle_validate, internal_error
+from webhook.admission.response import errored, review
+from webhook.admission.review import OPERATIONS, MalformedReview, Request, parse_review
+from webhook.policy.model import PolicySet
+from webhook.scheduling_objects import VALIDATORS
+from webhook.server import metrics
+from webhook.server.logs import REVIEW_LOGGER, Entry, ReviewLog
+from webhook.server.tls import CertReloader, LoadedPair
+
+if t.TYPE_CHECKING:
+    from webhook.server.settings import Settings
+
+__all__ = ["WaspState", "create_app", "state_of"]
+
+log = logging.getLogger(REVIEW_LOGGER)
+REVIEW_LINES: t.Final = ReviewLog(log)
+
+Handler = t.Callable[[Request, PolicySet], Answer]
+_JSON: t.Final = "application/json"
+_READ_CHUNK: t.Final = 1 << 16
+
+
+@dataclass(frozen=True, slots=True)
+class WaspState:
+    """What the routes and the gunicorn hooks share; kept in ``app.extensions["wasp"]``."""
+
+    settings: Settings
+    policies: PolicySet
+    reloader: CertReloader
+    # Metric label values for ``kind``, each mapped to itself: anything else is "other", so a
+    # client sending made-up kinds cannot grow the time-series count without bound. The label
+    # is this map's own string, so pending observations hold no string of a request's.
+    kind_labels: t.Mapping[str, str]
+
+    def readiness_problems(self) -> list[str]:
+        """Why this process should not receive reviews (empty: ready). Policies are loaded
+        before the app exists, so only the certificate can be missing or stale."""
+        return self.reloader.problems()
+
+
+def state_of(app: Flask) -> WaspState:
+    state = app.extensions["wasp"]
+    assert isinstance(state, WaspState)
+    return state
+
+
+def create_app(
+    settings: Settings, *, policies: PolicySet | None = None, reloader: CertReloader | None = None
+) -> Flask:
+    """Build the webhook app. ``policies`` ``None`` loads them from ``settings``; ``reloader``
+    ``None`` creates one for ``settings``' certificate files and loads it (a pair that cannot
+    serve leaves ``/readyz`` failing rather than raising: ``wasp serve`` checks it earlier).
+    """
+    if policies is None:
+        policies = PolicySet.load(
+            settings.policy_dirs, builtin=settings.builtin_policies, gates=settings.gates
+        )
+    if reloader is None:
+        reloader = CertReloader(
+            settings.cert_file, settings.key_file, settings.client_ca_file,
+            interval=settings.cert_poll_interval, observer=_count_reload,
+        )  # fmt: skip
+        reloader.load()
+    if reloader.current is not None:
+        metrics.CERT_EXPIRY.set(reloader.current.not_after.timestamp())
+    kinds = {p.kind for p in policies.policies} | {kind for _, kind in VALIDATORS} | {"Pod"}
+    state = WaspState(settings, policies, reloader, MappingProxyType({kind: kind for kind in kinds}))
+    REVIEW_LINES.flush_interval = settings.flush_interval
+    # Metrics are never published per review (five mmap writes each): 0 keeps the default.
+    metrics.PENDING.interval = settings.flush_interval or metrics.FLUSH_INTERVAL
+
+    app = Flask("webhook")
+    app.extensions["wasp"] = state
+    app.add_url_rule(
+        "/validate", "validate", _admission_view(state, "validate", handle_validate), methods=["POST"]
+    )
+    app.add_url_rule("/mutate", "mutate", _admission_view(state, "mutate", handle_mutate), methods=["POST"])
+    app.add_url_rule("/healthz", "healthz", _healthz)
+    app.add_url_rule("/readyz", "readyz", lambda: readyz_response(state.readiness_problems()))
+    return app
+
+
+def _count_reload(event: t.Literal["loaded", "rejected"], pair: LoadedPair | None) -> None:
+    metrics.CERT_RELOADS.labels(event).inc()
+    if pair is not None:
+        metrics.CERT_EXPIRY.set(pair.not_after.timestamp())
+
+
+def _healthz() -> Response:
+    return Response("ok\n", 200, content_type="text/plain")
+
+
+def readyz_response(problems: list[str]) -> Response:
+    """200 ``ok``, or 503 with one problem per line (what ``kubectl describe pod`` shows)."""
+    if problems:
+        return Response(
+            "not ready:\n" + "".join(f"- {p}\n" for p in problems), 503, content_type="text/plain"
+        )
+    return Response("ok\n", 200, content_type="text/plain")
+
+
+def _read_body(environ: t.Mapping[str, t.Any], limit: int) -> bytes:
+    """The request body, refusing more than ``limit`` bytes *before* reading it all.
+
+    A declared Content-Length over the cap is refused without reading; a chunked or lying
+    body is read in chunks and refused as soon as it passes the cap.
+    """
+    declared = _content_length(environ.get("CONTENT_LENGTH"))
+    if declared is not None and declared > limit:
+        raise MalformedReview(f"request body is {declared} bytes; the limit is {limit}", code=413)
+    if declared is not None:
+        # The apiserver always sends Content-Length: read the WSGI input directly, once
+        # (werkzeug's stream wrappers cost more than the read on this hot path).
+        body: bytes = environ["wsgi.input"].read(declared)
+        return body
+    chunks: list[bytes] = []
+    total = 0
+    stream = request.stream
+    while chunk := stream.read(min(_READ_CHUNK, limit + 1 - total)):
+        chunks.append(chunk)
+        total += len(chunk)
+        if total > limit:
+            raise MalformedReview(f"request body is over the {limit}-byte limit", code=413)
+    return b"".join(chunks)
+
+
+def _content_length(value: object) -> int | None:
+    if not isinstance(value, str) or not value.strip():
+        return None
+    try:
+        length = int(value)
+    except ValueError:
+        raise MalformedReview(f"Content-Length {value!r} is not a number") from None
+    if length < 0:
+        raise MalformedReview(f"Content-Length {value!r} is negative")
+    return length
+
+
+def _mimetype(environ: t.Mapping[str, t.Any]) -> str:
+    """The media type of the request, without parameters, lower-cased."""
+    value = environ.get("CONTENT_TYPE") or ""
+    return str(value).partition(";")[0].strip().lower()
+
+
+def _admission_view(state: WaspState, endpoint: str, handler: Handler) -> t.Callable[[], Response]:
+    limit = state.settings.max_body_bytes
+
+    def view() -> Response:
+        started = time.perf_counter()
+        parsed: Request | None = None
+        http_status = 200
+        try:
+            environ = request.environ  # once: each access goes through werkzeug's proxy
+            body = _read_body(environ, limit)
+            if _mimetype(environ) != _JSON:
+                raise MalformedReview(
+                    f"Content-Type is {request.content_type or 'missing'!r}; expected {_JSON}",
+                    uid=_uid_if_any(body),
+                )
+            parsed = parse_review(body)
+        except MalformedReview as exc:
+            answer = Answer(errored(exc.uid, exc.code, exc.message), "malformed")
+            http_status = exc.code
+        else:
+            try:
+                answer = handler(parsed, state.policies)
+            except Exception:
+                log.exception("internal error while handling a review", extra={"fields": _identity(
+                    endpoint, parsed)})  # fmt: skip
+                metrics.INTERNAL_ERRORS.labels(endpoint).inc()
+                answer = internal_error(parsed.uid)
+        payload = orjson.dumps(review(answer.response))
+        elapsed = time.perf_counter() - started
+        _record(state, endpoint, parsed, answer, elapsed)
+        return Response(payload, http_status, content_type=_JSON)
+
+    # Every admission view shares this code: the threads running it are the reviews in flight.
+    metrics.count_in_flight(view)
+    view.__name__ = f"{endpoint}_view"
+    return view
+
+
+def _uid_if_any(body: bytes) -> str:
+    """The request uid of a body refused for another reason, so the answer can echo it."""
+    try:
+        return parse_review(body).uid
+    except MalformedReview as exc:
+        return exc.uid
+
+
+def _identity(endpoint: str, parsed: Request | None) -> dict[str, object]:
+    if parsed is None:
+        return {"endpoint": endpoint}
+    return {
+        "endpoint": endpoint,
+        "uid": parsed.uid,
+        "kind": parsed.kind["kind"],
+        "namespace": parsed.namespace,
+        "name": parsed.name,
+        "operation": parsed.operation,
+        "dry_run": parsed.dry_run,
+    }
+
+
+def _record(state: WaspState, endpoint: str, parsed: Request | None, answer: Answer, elapsed: float) -> None:
+    kind = operation = ""
+    if parsed is not None:
+        kind = state.kind_labels.get(parsed.kind["kind"], "other")
+        operation = _OPERATION_LABELS[parsed.operation]
+    metrics.observe_review(endpoint, kind, operation, answer.outcome, elapsed)
+    code = error = None
+    uid = answer.response["uid"]
+    status = answer.response.get("status")
+    if status is not None:
+        code = status.get("code")
+        if answer.outcome == "malformed":
+            error = status.get("message")
+    # ReviewEntry's fields as a plain tuple (logs.Entry, cheaper to build than the NamedTuple);
+    # the line is formatted (latency rounded, the log level checked) with its batch, off the
+    # review path (logs.ReviewLog).
+    entry: Entry
+    if parsed is None:
+        entry = (endpoint, uid, None, None, None, None, None, answer.outcome, _PID[0], elapsed * 1000,
+                 code, error, None)  # fmt: skip
+    else:
+        entry = (
+            endpoint, uid, parsed.kind["kind"], parsed.namespace, parsed.name, parsed.operation,
+            parsed.dry_run, answer.outcome, _PID[0], elapsed * 1000, code, error, answer.causes or None,
+        )  # fmt: skip
+    REVIEW_LINES.write(entry)
+
+
+# parse_review admits only these operations; the label is this map's own string.
+_OPERATION_LABELS: t.Final = MappingProxyType({op: op for op in OPERATIONS})
+
+# os.getpid() is a system call; the pid changes only at fork.
+_PID = [os.getpid()]
+os.register_at_fork(after_in_child=lambda: _PID.__setitem__(0, os.getpid()))

@@ -1,0 +1,117 @@
+"""Probes and metrics on a separate plain-HTTP port, served from the gunicorn arbiter.
+
+Scraping and kubelet probes never need the serving certificate, and keep working while
+workers restart. ``/readyz`` means *serving* (spec §7 C3, §8.3): the TLS port completes a
+handshake right now and presents a certificate that is currently valid; the policies were
+loaded before any worker started. ``/metrics`` merges every worker's samples.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import ssl
+import threading
+import typing as t
+from datetime import UTC, datetime
+from socketserver import ThreadingMixIn
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+from cryptography import x509
+from flask import Flask, Response
+
+from webhook.server import metrics
+from webhook.server.app import readyz_response
+from webhook.server.forkguard import ForkGuard
+
+__all__ = ["ProbeServer", "create_probe_app", "serving_problems"]
+
+log = logging.getLogger("wasp.probes")
+
+
+# The probe's TLS work and the arbiter's forks exclude each other (see webhook.server.forkguard).
+_TLS_WORK: t.Final = ForkGuard()
+
+
+def serving_problems(host: str, port: int, *, timeout: float = 2.0) -> list[str]:
+    """Handshake with the TLS port and check the certificate it presents; [] when serving.
+
+    The certificate is not verified against a CA (the probe does not know which one the
+    apiserver trusts), only for being within its validity period. With client-certificate
+    verification on, TLS 1.3 lets the client finish its side of the handshake before the
+    server judges the (absent) client certificate, which is all this probe needs.
+    A fork of this process waits for it (up to ``timeout`` for the connection, the same for
+    the handshake): a worker forked mid-handshake would inherit OpenSSL's locks held.
+    """
+    with _TLS_WORK.section():
+        return _serving_problems(host, port, timeout)
+
+
+def _serving_problems(host: str, port: int, timeout: float) -> list[str]:
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    try:
+        with socket.create_connection((host, port), timeout=timeout) as raw:
+            with context.wrap_socket(raw) as tls:
+                der = tls.getpeercert(binary_form=True)
+    except (OSError, ssl.SSLError) as exc:
+        return [f"TLS port {host}:{port} does not complete a handshake: {exc}"]
+    if der is None:
+        return [f"TLS port {host}:{port} presented no certificate"]
+    cert = x509.load_der_x509_certificate(der)
+    now = datetime.now(UTC)
+    if not cert.not_valid_before_utc <= now < cert.not_valid_after_utc:
+        return [
+            f"the served certificate is valid only from {cert.not_valid_before_utc} to {cert.not_valid_after_utc}"
+        ]
+    return []
+
+
+def create_probe_app(readiness: t.Callable[[], list[str]]) -> Flask:
+    """``/healthz`` (the process answers), ``/readyz`` (``readiness()`` is empty), ``/metrics``."""
+    app = Flask("webhook.server.probes")
+    app.add_url_rule("/healthz", "healthz", lambda: Response("ok\n", 200, content_type="text/plain"))
+    app.add_url_rule("/readyz", "readyz", lambda: readyz_response(readiness()))
+
+    def metrics_view() -> Response:
+        body, content_type = metrics.exposition()
+        return Response(body, 200, content_type=content_type)
+
+    app.add_url_rule("/metrics", "metrics", metrics_view)
+    return app
+
+
+class _ThreadingServer(ThreadingMixIn, WSGIServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+class _ThreadingServer6(_ThreadingServer):
+    address_family = socket.AF_INET6
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_message(self, format: str, *args: t.Any) -> None:  # noqa: A002 - stdlib signature
+        pass  # probes every few seconds would drown the review log
+
+
+class ProbeServer:
+    """A small threaded WSGI server in a daemon thread; ``stop`` shuts it down."""
+
+    def __init__(self, host: str, port: int, app: Flask) -> None:
+        server_class = _ThreadingServer6 if ":" in host else _ThreadingServer
+        self._server = make_server(host, port, app, server_class=server_class, handler_class=_QuietHandler)
+        self._thread = threading.Thread(target=self._server.serve_forever, name="wasp-probes", daemon=True)
+
+    @property
+    def port(self) -> int:
+        return int(self._server.server_address[1])
+
+    def start(self) -> None:
+        self._thread.start()
+        log.info("probes and metrics listening", extra={"fields": {"port": self.port}})
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()

@@ -1,0 +1,138 @@
+"""gunicorn, run programmatically for ``wasp serve``: TLS, gthread workers, hooks.
+
+* ``gthread`` workers keep HTTP/1.1 connections alive, which the apiserver pools and reuses
+  (spec §4 Connections, §8.9); ``reuse_port`` lets the kernel spread those connections over
+  the workers, and worker recycling (``max_requests``) stays off because with reuse_port it
+  refuses connections while a worker restarts (notes/measurements.md §1).
+* TLS comes from :class:`webhook.server.tls.CertReloader` through gunicorn's per-connection
+  ``ssl_context`` hook, so a rotated certificate is used without restarting anything.
+* The arbiter runs the probe/metrics server (:mod:`webhook.server.probes`) from ``when_ready``, marks
+  dead workers' metric files from ``child_exit``, and stops it from ``on_exit``; a worker
+  publishes its last review metrics and log lines from ``worker_exit``.
+* Everything loaded before the fork (modules, policies, compiled schemas, the app) is moved
+  to the collector's permanent generation in ``pre_fork`` (``gc.freeze``, as the ``gc`` docs
+  advise for fork without exec): a worker's full collections then walk only what it made
+  itself, and never write to the shared pages, so they stay shared copy-on-write.
+* SIGTERM is gunicorn's graceful stop: listeners close, in-flight reviews get
+  ``graceful_timeout`` (below the apiserver's 10 s timeout) to finish, the exit code is 0.
+"""
+
+from __future__ import annotations
+
+import gc
+import typing as t
+
+from gunicorn.app.base import BaseApplication
+from gunicorn.glogging import Logger
+
+from webhook.server import metrics
+from webhook.server.app import REVIEW_LINES, state_of
+from webhook.server.logs import logging_config
+from webhook.server.probes import ProbeServer, create_probe_app, serving_problems
+
+if t.TYPE_CHECKING:
+    import ssl
+
+    from flask import Flask
+
+    from webhook.server.settings import Settings
+
+__all__ = ["WaspServer"]
+
+# The gunicorn heartbeat: a worker silent this long is killed. Far above any review's
+# time, it only catches a wedged worker.
+WORKER_TIMEOUT: t.Final = 30
+
+
+def _host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+class _Logger(Logger):  # type: ignore[misc]  # gunicorn ships no type hints
+    """gunicorn's logger without the access log: the review log line (one per review, with
+    uid and outcome) replaces it, and gunicorn would format access atoms on every request."""
+
+    def access(self, resp: object, req: object, environ: object, request_time: object) -> None:
+        pass
+
+
+class WaspServer(BaseApplication):  # type: ignore[misc]  # gunicorn ships no type hints
+    """Serve ``app`` (built by :func:`webhook.server.app.create_app`) as ``settings`` say."""
+
+    def __init__(self, settings: Settings, app: Flask) -> None:
+        self.settings = settings
+        self.application = app
+        self.probes: ProbeServer | None = None
+        super().__init__()
+
+    def load_config(self) -> None:
+        s = self.settings
+        reloader = state_of(self.application).reloader
+        probes_holder = self
+
+        # gunicorn checks hooks by their positional arity, so these are plain closures.
+        def ssl_context(config: object, default_factory: object) -> ssl.SSLContext:
+            return reloader.context()
+
+        def when_ready(arbiter: t.Any) -> None:
+            def readiness() -> list[str]:
+                return serving_problems(s.probe_host, s.port)
+
+            probes_holder.probes = ProbeServer(s.bind_address, s.metrics_port, create_probe_app(readiness))
+            probes_holder.probes.start()
+
+        def pre_fork(arbiter: t.Any, worker: t.Any) -> None:
+            gc.freeze()
+
+        def post_worker_init(worker: t.Any) -> None:
+            if reloader.current is not None:
+                metrics.CERT_EXPIRY.set(reloader.current.not_after.timestamp())
+
+        def worker_exit(arbiter: t.Any, worker: t.Any) -> None:
+            # What the last interval of reviews added (the flushers are daemon threads).
+            metrics.flush()
+            REVIEW_LINES.flush()
+
+        def child_exit(arbiter: t.Any, worker: t.Any) -> None:
+            metrics.mark_process_dead(worker.pid)
+
+        def on_exit(arbiter: t.Any) -> None:
+            if probes_holder.probes is not None:
+                probes_holder.probes.stop()
+
+        options: dict[str, object] = {
+            "bind": [f"{_host(s.bind_address)}:{s.port}"],
+            "worker_class": "gthread",
+            "workers": s.workers,
+            "threads": s.threads,
+            "reuse_port": True,
+            "max_requests": 0,
+            "keepalive": s.keepalive,
+            "graceful_timeout": s.graceful_timeout,
+            "timeout": WORKER_TIMEOUT,
+            "preload_app": True,
+            # certfile/keyfile make gunicorn treat the listener as TLS; the context itself
+            # comes from the hook, so these files are only read by our reloader.
+            "certfile": str(s.cert_file),
+            "keyfile": str(s.key_file),
+            "ssl_context": ssl_context,
+            "http_protocols": "h1",
+            "when_ready": when_ready,
+            "pre_fork": pre_fork,
+            "post_worker_init": post_worker_init,
+            "worker_exit": worker_exit,
+            "child_exit": child_exit,
+            "on_exit": on_exit,
+            "logger_class": _Logger,
+            "logconfig_dict": logging_config(s.log_level),
+            "loglevel": s.log_level,
+            # gunicorn 27's control socket defaults to a per-user path shared by every
+            # instance; wasp needs none of it.
+            "control_socket_disable": True,
+            "proc_name": "wasp",
+        }
+        for key, value in options.items():
+            self.cfg.set(key, value)
+
+    def load(self) -> Flask:
+        return self.application

@@ -1,0 +1,129 @@
+"""``Settings``: everything ``wasp serve`` needs, frozen and checked once at start-up.
+
+``check`` fails fast (style §4, "settings checked at startup"): a server that would only
+fail on its first TLS handshake, or on its first review, refuses to start instead, with a
+message that says which file or flag to fix. ``wasp serve`` maps that to exit code 2.
+"""
+
+from __future__ import annotations
+
+import socket
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from webhook import certs
+from webhook.admission.review import MAX_BODY_BYTES
+from webhook.vocab.errors import ConfigError
+from webhook.vocab.gates import DEFAULT_GATES, FeatureGates
+
+__all__ = ["Settings"]
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """``client_ca_file`` ``None`` means clients are not asked for certificates.
+
+    ``policy_dirs`` are loaded after the built-in policies (``builtin_policies``), so a file
+    there can replace a built-in policy of the same name.
+    """
+
+    cert_file: Path
+    key_file: Path
+    client_ca_file: Path | None = None
+    policy_dirs: tuple[Path, ...] = ()
+    builtin_policies: bool = True
+    gates: FeatureGates = DEFAULT_GATES
+    bind_address: str = "0.0.0.0"
+    port: int = 8443
+    metrics_port: int = 8080
+    workers: int = 2
+    threads: int = 4
+    # Below the apiserver's default 10 s webhook timeout: a review still running after a
+    # SIGTERM gets this long to finish, which is as long as the apiserver would wait anyway.
+    graceful_timeout: int = 8
+    # Longer than typical scrape/probe gaps and the apiserver's bursts: pooled connections
+    # stay up so reviews do not pay a TLS handshake each (§4 Connections).
+    keepalive: int = 30
+    # Seconds between checks of the certificate files for a rotated pair (spec §7 C4).
+    cert_poll_interval: float = 2.0
+    max_body_bytes: int = MAX_BODY_BYTES
+    log_level: str = "info"
+    # Review metrics and log lines are published in batches this often (0: each log line at
+    # once); see metrics._Pending and logs.ReviewLog.
+    flush_interval: float = 1.0
+
+    @property
+    def serving_url(self) -> str:
+        host = "127.0.0.1" if self.bind_address in ("0.0.0.0", "") else self.bind_address
+        host = "::1" if host == "::" else host
+        return f"https://{_host(host)}:{self.port}"
+
+    @property
+    def probe_host(self) -> str:
+        """Where a local client reaches the TLS port (the readiness handshake)."""
+        return {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "::1"}.get(
+            self.bind_address, self.bind_address
+        )
+
+    def check(self, *, now: datetime | None = None) -> None:
+        """Raise :class:`ConfigError` listing every problem that would stop serving."""
+        now = now or datetime.now(UTC)
+        found: list[str] = []
+        if self.port == self.metrics_port:
+            found.append(f"--port and --metrics-port are both {self.port}; give them different ports")
+        if self.workers < 1 or self.threads < 1:
+            found.append("--workers and --threads must be at least 1")
+        found += self.certificate_problems(now=now)
+        found += self.port_problems()
+        if found:
+            raise ConfigError("cannot serve:\n  " + "\n  ".join(found))
+
+    def port_problems(self) -> list[str]:
+        """Ports something else already listens on, found before gunicorn starts.
+
+        gunicorn binds with SO_REUSEPORT and, when that fails, retries and lets the arbiter
+        linger without workers; a second instance with the same user would instead share the
+        port and take half the reviews. A plain bind (without SO_REUSEPORT) fails on both.
+        """
+        found: list[str] = []
+        family = socket.AF_INET6 if ":" in self.bind_address else socket.AF_INET
+        for label, port in (("--port", self.port), ("--metrics-port", self.metrics_port)):
+            with socket.socket(family, socket.SOCK_STREAM) as probe:
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # TIME_WAIT is not "in use"
+                try:
+                    probe.bind((self.bind_address, port))
+                except OSError as exc:
+                    found.append(
+                        f"{label} {port}: cannot listen on {self.bind_address}:{port} ({exc.strerror}); "
+                        "is another wasp serve or another program using it?"
+                    )
+        return found
+
+    def certificate_problems(self, *, now: datetime) -> list[str]:
+        pems: list[bytes] = []
+        found: list[str] = []
+        for label, path in (("--cert-file", self.cert_file), ("--key-file", self.key_file)):
+            try:
+                pems.append(path.read_bytes())
+            except OSError as exc:
+                found.append(f"{label} {path}: cannot read it ({exc.strerror})")
+        if found:
+            return found
+        labels = (f"certificate {self.cert_file}", f"private key {self.key_file}", "CA certificate")
+        found += certs.problems(pems[0], pems[1], now=now, labels=labels)
+        if self.client_ca_file is not None:
+            try:
+                ca_pem = self.client_ca_file.read_bytes()
+            except OSError as exc:
+                found.append(f"--client-ca-file {self.client_ca_file}: cannot read it ({exc.strerror})")
+            else:
+                try:
+                    certs.not_after(ca_pem)
+                except ValueError:
+                    found.append(f"--client-ca-file {self.client_ca_file}: holds no PEM certificate")
+        return found
+
+
+def _host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host

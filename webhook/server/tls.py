@@ -1,0 +1,175 @@
+"""The serving ``SSLContext``, reloaded when the certificate files change (spec §7 C4, §8.2).
+
+gunicorn calls its ``ssl_context`` server hook for *every* accepted connection (gunicorn
+``sock.ssl_wrap_socket``, in the worker thread that handshakes), so handing it the context
+held here is enough to rotate: at most every ``interval`` seconds the files' fingerprint is
+compared; a changed pair is checked with :func:`webhook.certs.bundle.problems` and, if it can
+serve, a fresh context replaces the old one for *new* connections. Connections already
+open, and the reviews on them, keep the context they handshook with, so nothing in flight
+is dropped and no worker or pod restarts.
+
+A changed pair that fails the check is not loaded: the old one keeps serving, the problem
+is logged once per distinct content and reported to the observer (a metric), and the next
+change is tried again. This is how a half-written rotation (new key, old certificate) is
+survived.
+
+Considered and not taken: ``SSLContext.sni_callback`` swapping ``sslobj.context`` (needs
+no gunicorn hook, but adds a per-handshake callback for the same effect), and an arbiter
+SIGHUP reload (restarts workers; with ``reuse_port`` that refuses connections, see
+notes/measurements.md §1).
+"""
+
+from __future__ import annotations
+
+import logging
+import ssl
+import threading
+import time
+import typing as t
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from webhook import certs
+
+__all__ = ["CertReloader", "LoadedPair", "new_server_context"]
+
+log = logging.getLogger("wasp.tls")
+
+Observer = t.Callable[[t.Literal["loaded", "rejected"], "LoadedPair | None"], None]
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedPair:
+    fingerprint: str
+    not_after: datetime
+    context: ssl.SSLContext
+
+
+def new_server_context(cert_file: Path, key_file: Path, client_ca_file: Path | None) -> ssl.SSLContext:
+    """TLS 1.2 minimum; with ``client_ca_file``, clients must present a certificate it signed."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.load_cert_chain(certfile=str(cert_file), keyfile=str(key_file))
+    if client_ca_file is not None:
+        context.load_verify_locations(cafile=str(client_ca_file))
+        context.verify_mode = ssl.CERT_REQUIRED
+    # HTTP/1.1 only: the apiserver pools HTTP/1.1 connections, which spreads them over
+    # workers; h2 would multiplex everything onto one worker (measurements §1).
+    context.set_alpn_protocols(["http/1.1"])
+    return context
+
+
+class CertReloader:
+    """Holds the current serving context and swaps it when the files change.
+
+    ``clock`` is monotonic seconds and ``now`` the wall clock (both injectable for tests).
+    ``observer`` hears of every loaded or rejected *change*, not of the initial load.
+    """
+
+    def __init__(
+        self,
+        cert_file: Path,
+        key_file: Path,
+        client_ca_file: Path | None = None,
+        *,
+        interval: float = 2.0,
+        observer: Observer | None = None,
+        clock: t.Callable[[], float] = time.monotonic,
+        now: t.Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.cert_file, self.key_file, self.client_ca_file = cert_file, key_file, client_ca_file
+        self.interval = interval
+        self.observer = observer
+        self._clock, self._now = clock, now
+        self._lock = threading.Lock()
+        self._current: LoadedPair | None = None
+        self._seen = ""  # fingerprint of the files last examined, loaded or not
+        self._next_check = 0.0
+
+    @property
+    def _paths(self) -> tuple[Path, ...]:
+        return (self.cert_file, self.key_file) + ((self.client_ca_file,) if self.client_ca_file else ())
+
+    @property
+    def current(self) -> LoadedPair | None:
+        return self._current
+
+    def load(self) -> list[str]:
+        """Load the pair now; return the problems that prevented it (empty: loaded)."""
+        with self._lock:
+            problems = self._try_load(initial=True)
+            self._next_check = self._clock() + self.interval
+            return problems
+
+    def context(self) -> ssl.SSLContext:
+        """The context for a new connection; checks the files at most every ``interval`` s.
+
+        Only one thread checks at a time; the others carry on with the current context.
+        Raises ``RuntimeError`` if no pair was ever loaded (the server refused to start then).
+        """
+        if self._clock() >= self._next_check and self._lock.acquire(blocking=False):
+            try:
+                if self._clock() >= self._next_check:
+                    self._next_check = self._clock() + self.interval
+                    if certs.fingerprint(*self._paths) != self._seen:
+                        self._try_load(initial=False)
+            finally:
+                self._lock.release()
+        if self._current is None:
+            raise RuntimeError("no serving certificate loaded")
+        return self._current.context
+
+    def problems(self) -> list[str]:
+        """Why the pair in use cannot serve right now (readiness): none loaded, or expired."""
+        if self._current is None:
+            return ["no serving certificate loaded"]
+        if self._current.not_after <= self._now():
+            return [f"the serving certificate expired at {self._current.not_after.isoformat()}"]
+        return []
+
+    def _try_load(self, *, initial: bool) -> list[str]:
+        before = certs.fingerprint(*self._paths)
+        self._seen = before
+        try:
+            cert_pem, key_pem = self.cert_file.read_bytes(), self.key_file.read_bytes()
+        except OSError as exc:
+            found = [f"cannot read {exc.filename}: {exc.strerror}"]
+        else:
+            labels = (f"certificate {self.cert_file}", f"private key {self.key_file}", "CA certificate")
+            found = certs.problems(cert_pem, key_pem, now=self._now(), labels=labels)
+        pair = None
+        if not found:
+            try:
+                context = new_server_context(self.cert_file, self.key_file, self.client_ca_file)
+            except (OSError, ssl.SSLError) as exc:
+                found = [f"cannot load the pair: {exc}"]
+            else:
+                if certs.fingerprint(*self._paths) != before:
+                    # Files replaced between the check and the load: what was loaded may not
+                    # be what was checked. Forget this round; the next tick sees the change.
+                    self._seen = ""
+                    return ["the certificate files changed while loading; retrying"]
+                pair = LoadedPair(before, certs.not_after(cert_pem), context)
+        if pair is not None:
+            self._current = pair
+            if not initial:
+                log.info(
+                    "loaded a rotated serving certificate",
+                    extra={
+                        "fields": {"cert_file": str(self.cert_file), "not_after": pair.not_after.isoformat()}
+                    },
+                )
+                self._notify("loaded", pair)
+            return []
+        if not initial:
+            log.error(
+                "not loading the changed serving certificate; the previous one keeps serving",
+                extra={"fields": {"cert_file": str(self.cert_file), "problems": found}},
+            )
+            self._notify("rejected", None)
+        return found
+
+    def _notify(self, event: t.Literal["loaded", "rejected"], pair: LoadedPair | None) -> None:
+        if self.observer is not None:
+            self.observer(event, pair)
