@@ -40,7 +40,7 @@ def policies() -> PolicySet:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_golden_case(case: GoldenCase, policies: PolicySet) -> None:
+def test_golden_case(case: GoldenCase, policies: PolicySet, structural_engine: str) -> None:
     result = validate_object(case.obj, case.old_obj, policies=policies)
     assert error_keys(e.key() for e in result.errors) == case.expected_errors
     assert result.status is (Status.VALID if case.valid else Status.INVALID)

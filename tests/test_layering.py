@@ -14,7 +14,7 @@ import pytest
 CORE_MODULES = [
     "webhook.vocab.field",
     "webhook.compiler",
-    "webhook.declarative.schema",
+    "webhook.declarative",
     "webhook.policy.model",
     "webhook.governed.tree",
     "webhook.governed.validation",

@@ -53,7 +53,9 @@ def cli_record(case: GoldenCase) -> dict[str, t.Any]:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_cli_json_verdict_equals_the_webhook_verdict(case: GoldenCase, webhook: FlaskClient) -> None:
+def test_cli_json_verdict_equals_the_webhook_verdict(
+    case: GoldenCase, webhook: FlaskClient, structural_engine: str
+) -> None:
     record = cli_record(case)
     assert isinstance(case.obj, dict)
     old = case.old_obj if isinstance(case.old_obj, dict) else None

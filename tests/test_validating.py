@@ -1297,28 +1297,3 @@ def test_nodes_without_a_priority_share_a_default_config_that_nothing_modifies()
     compiled = compile_object(policy, obj, uid="u1")
     assert compiled.workload["spec"]["podGroupTemplates"][0]["schedulingPolicy"] == {"gang": {"minCount": 3}}
     assert extract._BASIC == SchedulingConfig(SchedulingPolicy(basic=True))
-
-
-@pytest.mark.parametrize(
-    ("new", "checked"),
-    [
-        pytest.param(GANG4, False, id="unchanged-block-needs-no-structural-verdict"),
-        pytest.param(J.scheduling(gang(3)), True, id="changed-block-is-checked"),
-    ],
-)
-def test_an_update_checks_the_structure_of_a_block_only_if_it_changed(
-    new: t.Any, checked: bool, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import webhook.governed.validation
-
-    calls: list[object] = []
-    real = webhook.governed.validation.is_valid
-
-    def spy(block_type: t.Any, value: object) -> bool:
-        calls.append(value)
-        return real(block_type, value)
-
-    monkeypatch.setattr(webhook.governed.validation, "is_valid", spy)
-    result = validate_object(new.build(), GANG4.build(), policies=POLICIES)
-    assert result.status is Status.VALID
-    assert bool(calls) is checked

@@ -15,13 +15,13 @@ _JSON_SCHEMA_DIALECT: t.Final = "https://json-schema.org/draft/2020-12/schema"
 
 def block_names() -> list[str]:
     """Accepted ``--block`` values: the ``$defs`` names, e.g. ``SchedulingConfiguration``."""
-    from webhook.declarative.schema import BlockType
+    from webhook.declarative import BlockType
 
     return [b.value for b in BlockType]
 
 
 def _block(name: str) -> t.Any:
-    from webhook.declarative.schema import BlockType
+    from webhook.declarative import BlockType
 
     for block in BlockType:
         # The $defs name, or the enum name in any case with - or _ (``composite-scheduling``).
@@ -34,8 +34,8 @@ def _block(name: str) -> t.Any:
 
 def render_schema(fmt: str, block_name: str | None) -> dict[str, t.Any]:
     """The schema ``wasp schema`` prints (see its help)."""
+    from webhook.declarative import block_schema, schema_document
     from webhook.declarative.openapi import to_structural
-    from webhook.declarative.schema import block_schema, schema_document
 
     if fmt == "jsonschema":
         if block_name is None:

@@ -23,9 +23,9 @@ Everything here is pure: no Flask, no I/O, inputs never mutated. Build failures 
 from __future__ import annotations
 
 from webhook.compiler.builder import Builder as Builder
-from webhook.compiler.builder import resolve as resolve
 from webhook.compiler.names import generate_pod_group_name as generate_pod_group_name
 from webhook.compiler.names import generate_workload_name as generate_workload_name
+from webhook.compiler.resolve import resolve as resolve
 from webhook.compiler.types import Block as Block
 from webhook.compiler.types import BuildOptions as BuildOptions
 from webhook.compiler.types import DisruptionKind as DisruptionKind

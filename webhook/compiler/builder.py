@@ -12,44 +12,23 @@ import copy
 import typing as t
 
 from webhook.compiler import podgroup
-from webhook.compiler.mapconfig import map_composite, map_leaf
+from webhook.compiler.resolve import resolve
 from webhook.compiler.tree import check_tree
 from webhook.compiler.types import BuildOptions, PolicyKind, SchedulingConfig, WorkloadItem
+from webhook.compiler.validate import validate_tree
 from webhook.vocab.errors import BuildError
+from webhook.vocab.field import FieldPath, internal_error
 
 if t.TYPE_CHECKING:
     from webhook.vocab.field import FieldError
 
-__all__ = ["API_VERSION", "Builder", "compile_template", "parse_group", "resolve"]
+__all__ = ["API_VERSION", "Builder", "compile_template", "parse_group"]
 
 API_VERSION: t.Final = "scheduling.k8s.io/v1beta1"
 # Deny-by-default allow-lists, no owner: what upstream gets from a zero BuildOptions.
 DEFAULT_OPTIONS: t.Final = BuildOptions()
 
 Json = dict[str, t.Any]
-
-
-def resolve(item: WorkloadItem) -> SchedulingConfig:
-    """The effective config of ``item``: defaults, then user blocks, then callbacks."""
-    # The mapped config is a fresh copy of the user's blocks, so it can be the result; each
-    # field the user left unset takes a copy of the default's (whole-field replacement).
-    cfg = map_composite(item.input) if item.is_composite else map_leaf(item.input)
-    default = item.default_config
-    if default is not None:
-        if cfg.policy is None and default.policy is not None:
-            cfg.policy = default.policy.copy()
-        if cfg.constraints is None and default.constraints is not None:
-            cfg.constraints = default.constraints.copy()
-        if cfg.disruption_mode is None and default.disruption_mode is not None:
-            cfg.disruption_mode = default.disruption_mode.copy()
-        if not cfg.resource_claims and default.resource_claims:
-            cfg.resource_claims = default.copy().resource_claims
-        if not cfg.priority_class_name:
-            cfg.priority_class_name = default.priority_class_name
-    for callback in item.callbacks:
-        if callback is not None:
-            callback(cfg)
-    return cfg
 
 
 def _common_fields(cfg: SchedulingConfig, out: Json) -> None:
@@ -167,8 +146,15 @@ class Builder:
         return self._existing is not None
 
     def validate(self, old_root: WorkloadItem | None = None) -> list[FieldError]:
-        """Every error in the tree (upstream ``Validate``); ``old_root`` set means UPDATE."""
-        return _validate.validate_builder(self, old_root)
+        """Every error in the tree (upstream ``Validate``); ``old_root`` set means UPDATE.
+
+        A builder made by :meth:`from_existing_workload` has no tree: that is an InternalError.
+        """
+        if self._existing is not None:
+            return [
+                internal_error(FieldPath(), "a builder created from an existing Workload cannot be validated")
+            ]
+        return validate_tree(self.root, self.options, old_root)
 
     def build_workload(self) -> Json:
         """The compiled ``scheduling.k8s.io/v1beta1`` Workload; cached after the first success.
@@ -236,8 +222,3 @@ class Builder:
         return podgroup.new_composite_pod_group(
             self._template_index(), name, template_name, self.options.owner
         )
-
-
-# Last, because validate.py imports resolve from this module (either may be imported first);
-# a module-level import, since an import statement in validate() would run on every review.
-from webhook.compiler import validate as _validate  # noqa: E402

@@ -14,19 +14,14 @@ Steps, in order; the first four stop at their first problem:
 
 from __future__ import annotations
 
-import typing as t
-
-from webhook.compiler.builder import resolve
+from webhook.compiler.resolve import resolve
 from webhook.compiler.tree import check_tree
 from webhook.compiler.types import Block, BuildOptions, DisruptionKind, PolicyKind, WorkloadItem
-from webhook.declarative.schema import NO_OLD, BlockType, validate_block
+from webhook.declarative import NO_OLD, BlockType, validate_block
 from webhook.vocab.field import FieldError, FieldPath, internal_error, invalid
 from webhook.vocab.field import forbidden as forbidden_error
 
-if t.TYPE_CHECKING:
-    from webhook.compiler.builder import Builder
-
-__all__ = ["kind_errors", "root_problem", "validate_builder", "validate_node"]
+__all__ = ["validate_tree"]
 
 _LEAF_BLOCKS = (
     ("policy", BlockType.POLICY),
@@ -40,23 +35,21 @@ _COMPOSITE_BLOCKS = (
 )
 
 
-def validate_builder(builder: Builder, old_root: WorkloadItem | None) -> list[FieldError]:
-    if builder.is_existing:
-        return [
-            internal_error(FieldPath(), "a builder created from an existing Workload cannot be validated")
-        ]
-    root = builder.root
+def validate_tree(
+    root: WorkloadItem | None, options: BuildOptions, old_root: WorkloadItem | None = None
+) -> list[FieldError]:
+    """Steps 2-5 for the tree under ``root`` (step 1 is the Builder's)."""
     if root is None:
         return [invalid(FieldPath(), None, "root workload item must not be nil")]
-    problem = root_problem(root, old_root)
+    problem = _root_problem(root, old_root)
     if problem is not None:
         return [problem]
     errors: list[FieldError] = []
-    _validate_subtree(root, old_root, builder.options, errors)
+    _validate_subtree(root, old_root, options, errors)
     return errors
 
 
-def root_problem(root: WorkloadItem, old_root: WorkloadItem | None) -> FieldError | None:
+def _root_problem(root: WorkloadItem, old_root: WorkloadItem | None) -> FieldError | None:
     """Steps 3 and 4 for a root that is not nil: a rename on update, then the tree check."""
     if old_root is not None and old_root.name != root.name:
         return internal_error(
@@ -69,7 +62,7 @@ def root_problem(root: WorkloadItem, old_root: WorkloadItem | None) -> FieldErro
 def _validate_subtree(
     item: WorkloadItem, old: WorkloadItem | None, options: BuildOptions, errors: list[FieldError]
 ) -> None:
-    errors.extend(validate_node(item, old, options))
+    errors.extend(_validate_node(item, old, options))
     if not item.children:
         return
     old_children = {c.name: c for c in (old.children if old is not None else ()) if c is not None}
@@ -124,7 +117,7 @@ def _declarative_claims(item: WorkloadItem, old: WorkloadItem | None) -> list[Fi
     return errors
 
 
-def validate_node(item: WorkloadItem, old: WorkloadItem | None, options: BuildOptions) -> list[FieldError]:
+def _validate_node(item: WorkloadItem, old: WorkloadItem | None, options: BuildOptions) -> list[FieldError]:
     """The errors of one node (not its children): declarative layer, allow-lists, cross-field rule."""
     errors: list[FieldError] = []
     if not options.disable_declarative_validation:
@@ -133,11 +126,11 @@ def validate_node(item: WorkloadItem, old: WorkloadItem | None, options: BuildOp
     # An unset policy compiles to Basic, so it is checked as Basic.
     policy = cfg.policy.kind() if cfg.policy is not None else PolicyKind.BASIC
     disruption = cfg.disruption_mode.kind() if cfg.disruption_mode is not None else None
-    errors.extend(kind_errors(item, policy, disruption, options))
+    errors.extend(_kind_errors(item, policy, disruption, options))
     return errors
 
 
-def kind_errors(
+def _kind_errors(
     item: WorkloadItem, policy: PolicyKind, disruption: DisruptionKind | None, options: BuildOptions
 ) -> list[FieldError]:
     """The allow-lists and the basic+all rule, on the kinds of ``item``'s resolved config."""

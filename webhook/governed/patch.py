@@ -25,6 +25,7 @@ import base64
 import json
 import typing as t
 
+from webhook.vocab.equality import json_equal
 from webhook.vocab.field import FieldPath, Key, Segment
 
 __all__ = ["PatchOp", "assoc", "encode_patch", "make_patch"]
@@ -65,23 +66,8 @@ def _diff(a: object, b: object, pointer: str, ops: list[PatchOp]) -> None:
             if key not in a:
                 ops.append({"op": "add", "path": f"{pointer}/{_escape(str(key))}", "value": new})
         return
-    if not _deep_same(a, b):
+    if not json_equal(a, b):
         ops.append({"op": "replace", "path": pointer, "value": b})
-
-
-def _deep_same(a: object, b: object) -> bool:
-    """JSON equality: ``True == 1 == 1.0`` in Python, but they are three different JSON values."""
-    if a is b:
-        return True
-    if type(a) is not type(b):
-        return False
-    if type(a) is dict:
-        ad, bd = t.cast(dict[str, object], a), t.cast(dict[str, object], b)
-        return ad.keys() == bd.keys() and all(_deep_same(v, bd[k]) for k, v in ad.items())
-    if type(a) is list:
-        al, bl = t.cast(list[object], a), t.cast(list[object], b)
-        return len(al) == len(bl) and all(_deep_same(x, y) for x, y in zip(al, bl, strict=True))
-    return a == b
 
 
 def _nested(roots: t.Sequence[FieldPath]) -> list[FieldPath]:

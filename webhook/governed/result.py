@@ -17,16 +17,12 @@ class Status(enum.Enum):
     ERROR = "error"  # the input is not an object that can be judged
 
 
-_new: t.Final = tuple.__new__
-
-
 class Result(t.NamedTuple):
     """``errors`` holds every field error; ``warnings`` advice that does not block.
 
     ``governed_by`` names the policy (or built-in validator) that judged the object; ``None``
     when the object was skipped. ``reason`` explains a skip or an error status. Immutable;
-    a NamedTuple because one is built per review and a frozen dataclass's ``__init__`` costs
-    several times more.
+    a NamedTuple, so results compare and unpack like the tuples they are.
     """
 
     status: Status
@@ -38,10 +34,7 @@ class Result(t.NamedTuple):
     @classmethod
     def judged(cls, governed_by: str, errors: list[FieldError], warnings: list[str]) -> Result:
         status = Status.INVALID if errors else Status.VALID
-        unique = tuple(dict.fromkeys(warnings)) if len(warnings) > 1 else tuple(warnings)
-        # tuple.__new__ directly: the NamedTuple's generated __new__ (defaults, keyword
-        # arguments) costs more than the rest of this method, once per review.
-        return _new(cls, (status, tuple(errors), unique, governed_by, ""))
+        return cls(status, tuple(errors), tuple(dict.fromkeys(warnings)), governed_by)
 
     @classmethod
     def skipped(cls, reason: str) -> Result:

@@ -10,11 +10,8 @@ from __future__ import annotations
 
 import typing as t
 
-from webhook.compiler.mapconfig import disruption_kind, policy_kind
 from webhook.compiler.types import (
     EMPTY_INPUT,
-    DisruptionKind,
-    PolicyKind,
     SchedulingConfig,
     SchedulingPolicy,
     WorkloadInput,
@@ -24,7 +21,7 @@ from webhook.policy.model import NodeSpec, Policy
 from webhook.vocab.field import FieldError, FieldPath, Key, required, too_many, type_invalid
 
 __all__ = [
-    "MAX_TEMPLATES_PER_LIST", "ObjectNode", "build_tree", "fill_items", "get_path", "leaf_kinds", "old_tree",
+    "MAX_TEMPLATES_PER_LIST", "ObjectNode", "build_tree", "get_path",
 ]  # fmt: skip
 
 MAX_TEMPLATES_PER_LIST: t.Final = 8  # WorkloadMaxPodGroupTemplates
@@ -33,28 +30,14 @@ _BASIC: t.Final = SchedulingConfig(SchedulingPolicy.of_basic())
 
 def get_path(value: object, path: FieldPath) -> object:
     """The value at ``path`` below ``value``, or ``None`` when any step is absent or not traversable."""
-    names = path.names
-    if names is None:
-        return _get_path_general(value, path)
-    current = value
-    for name in names:
-        if not isinstance(current, dict):
-            return None  # absent (None) or not traversable
-        current = current.get(name)
-    return current
-
-
-def _get_path_general(value: object, path: FieldPath) -> object:
     current = value
     for seg in path.segments:
         if isinstance(seg, int):
-            if not isinstance(current, list) or seg >= len(current):
-                return None
-            current = current[seg]
-        else:
-            if not isinstance(current, dict):
-                return None
+            current = current[seg] if isinstance(current, list) and seg < len(current) else None
+        elif isinstance(current, dict):
             current = current.get(seg.name if isinstance(seg, Key) else seg)
+        else:
+            return None
         if current is None:
             return None
     return current
@@ -64,9 +47,6 @@ class ObjectNode(WorkloadItem):
     """One tree node found in an object. It *is* the compiler's :class:`WorkloadItem` for
     that node (``name`` is the template name, ``path`` the block's absolute path, children
     are nodes), so a review builds one object per node, and adds what the layers above need.
-
-    A tree built with ``items=False`` leaves the compiler fields bare (no default config,
-    empty input, no callbacks): enough for callers that read names, blocks and pod counts.
     """
 
     __slots__ = (
@@ -108,8 +88,6 @@ class ObjectNode(WorkloadItem):
 
     def walk(self) -> list[ObjectNode]:
         """This node and its descendants in pre-order (a list: a review walks a tree often)."""
-        if not self.children:
-            return [self]
         out: list[ObjectNode] = []
         stack = [self]
         while stack:
@@ -129,49 +107,35 @@ def _min_count_callback(pod_count: int) -> t.Callable[[SchedulingConfig], None]:
 
 
 class _Builder:
-    __slots__ = ("counts", "errors", "items", "name")
+    __slots__ = ("counts", "errors", "name")
 
-    def __init__(self, obj: t.Mapping[str, t.Any], items: bool, counts: bool) -> None:
-        self.items = items
+    def __init__(self, obj: t.Mapping[str, t.Any], counts: bool) -> None:
         self.counts = counts
         self.name = _object_name(obj)
         self.errors: list[FieldError] = []
 
     def lookup(self, context: object, context_path: FieldPath, path: FieldPath) -> object:
-        """Like :func:`get_path`, but a present step that is not a mapping (``spec: "x"``)
-        is reported as a type error at that step instead of reading as "absent".
-        """
-        names = path.names
-        if names is None:
-            return self._lookup_general(context, context_path, path)  # index or key steps
-        current = context
-        for name in names:
-            if not isinstance(current, dict):
-                if current is None:
-                    return None  # an absent step: absent, not an error
-                return self._lookup_general(context, context_path, path)  # reports the type error
-            current = current.get(name)
-        return current
-
-    def _lookup_general(self, context: object, context_path: FieldPath, path: FieldPath) -> object:
+        """Like :func:`get_path`, but a present step that is not a mapping (``spec: "x"``) or
+        not a list is reported as a type error at that step instead of reading as "absent"."""
         current = context
         segments = path.segments
         for i, seg in enumerate(segments):
             if current is None:
                 return None
-            if type(seg) is str or not isinstance(seg, int):
-                if not isinstance(current, dict):
-                    # The path of the offending step is built only when there is an error.
-                    walked = context_path.child(*segments[:i])
-                    self.errors.append(type_invalid(walked, current, "must be of type object"))
-                    return None
-                current = current.get(seg.name if isinstance(seg, Key) else seg)
-            else:
+            if isinstance(seg, int):
                 if not isinstance(current, list):
-                    walked = context_path.child(*segments[:i])
-                    self.errors.append(type_invalid(walked, current, "must be of type array"))
+                    self.errors.append(
+                        type_invalid(context_path.child(*segments[:i]), current, "must be of type array")
+                    )
                     return None
                 current = current[seg] if seg < len(current) else None
+            else:
+                if not isinstance(current, dict):
+                    self.errors.append(
+                        type_invalid(context_path.child(*segments[:i]), current, "must be of type object")
+                    )
+                    return None
+                current = current.get(seg.name if isinstance(seg, Key) else seg)
         return current
 
     def pod_count(self, node: ObjectNode) -> None:
@@ -205,8 +169,7 @@ class _Builder:
             node.children.extend(self.children(child_spec, context, context_path))
         if spec.composite and not node.children:
             self.childless(spec, context, context_path)
-        if self.items:
-            _fill_item(node)  # once the children (part of the item) are known
+        _fill_item(node)  # once the children (part of the item) are known
         return node
 
     def childless(self, spec: NodeSpec, context: t.Mapping[str, t.Any], context_path: FieldPath) -> None:
@@ -269,7 +232,7 @@ def _min_group_count_callback(children: int) -> t.Callable[[SchedulingConfig], N
 
 def _fill_item(node: ObjectNode) -> None:
     """The compiler fields of ``node``: default config (always Basic), input slots and callbacks
-    (which only fill an unset gang count; :func:`leaf_kinds` relies on both)."""
+    (which only fill an unset gang count)."""
     spec = node.spec
     priority = ""
     if spec.priority_class_name_from is not None:
@@ -290,57 +253,20 @@ def _fill_item(node: ObjectNode) -> None:
             node.callbacks = (_min_count_callback(node.pod_count),)
 
 
-def fill_items(root: ObjectNode) -> ObjectNode:
-    """Fill the compiler fields of a tree built with ``items=False`` (filled nodes are kept)."""
-    for node in root.walk():
-        if node.default_config is None:  # set by every fill
-            _fill_item(node)
-    return root
-
-
-def leaf_kinds(node: ObjectNode) -> tuple[PolicyKind, DisruptionKind | None]:
-    """The policy and disruption kinds that ``resolve`` gives this leaf node once its items are
-    filled, read from its block without filling them.
-
-    The mappers' own kind functions read the same values; the default config adds only Basic
-    when the block names no policy, and the callbacks only fill a gang count, so neither
-    changes a kind.
-    """
-    block = node.block if isinstance(node.block, dict) else None
-    if block is None:
-        return PolicyKind.BASIC, None
-    policy = policy_kind(block.get("schedulingPolicy"))
-    return PolicyKind.BASIC if policy is None else policy, disruption_kind(block.get("disruptionMode"))
-
-
 def build_tree(
-    policy: Policy, obj: t.Mapping[str, t.Any], *, items: bool = True, counts: bool = True
+    policy: Policy, obj: t.Mapping[str, t.Any], *, counts: bool = True
 ) -> tuple[ObjectNode, list[FieldError]]:
     """The object's tree under ``policy`` and the errors met while reading it (wrong types,
     missing element keys, too many elements). Never raises on malformed objects.
 
-    ``items=False`` leaves every node's compiler fields bare (see :class:`ObjectNode`): enough
-    for callers that need only names, blocks and pod counts. ``counts=False`` also leaves every
-    ``pod_count`` unread (``None``, and no callback once filled): the old object's tree on an
-    update, which is compared by names and blocks only.
+    Every node is the compiler's item for it (default config, input slots, callbacks).
+    ``counts=False`` leaves every ``pod_count`` unread (``None``, and no gang-count callback):
+    the stored object's tree on an update, which is compared by names and blocks only and
+    whose read errors are not reported again (it was admitted already).
     """
-    builder = _Builder(obj, items, counts)
+    builder = _Builder(obj, counts)
     root = builder.node(policy.root, obj, _OBJECT)
     return root, builder.errors
-
-
-def old_tree(policy: Policy, old: t.Mapping[str, t.Any]) -> ObjectNode:
-    """The stored object's tree on an update, bare and without pod counts: what update rules,
-    ratcheting and the rename check compare against (its read errors are not reported: the
-    stored object was admitted already). Equal to ``build_tree(policy, old, items=False,
-    counts=False)[0]``; a leaf root, the whole tree of most objects, is read without a builder.
-    """
-    root = policy.root
-    if root.children:
-        return build_tree(policy, old, items=False, counts=False)[0]
-    return ObjectNode(
-        root, root.path, _OBJECT, old, get_path(old, root.path), root.template_for(_object_name(old))
-    )
 
 
 def _object_name(obj: t.Mapping[str, t.Any]) -> str:

@@ -8,8 +8,9 @@
 
 Under ``elastic`` and ``immutable`` the set of tree nodes is frozen too, because a
 Workload's template lists accept no added or removed items.
-Values are compared the way apimachinery's semantic equality does: ``null`` members and
-empty lists count as absent, an empty object (``basic: {}``) does not.
+Values are compared with :func:`~webhook.vocab.equality.semantic_equal`, the project's one
+equality: ``null`` members and empty lists count as absent, an empty object (``basic: {}``)
+does not, and a boolean is never a number.
 """
 
 from __future__ import annotations
@@ -17,55 +18,20 @@ from __future__ import annotations
 import typing as t
 
 from webhook.governed.tree import ObjectNode
+from webhook.vocab.equality import semantic_equal
 from webhook.vocab.field import FieldError, FieldPath, forbidden, invalid
 
 if t.TYPE_CHECKING:
     from webhook.policy.model import Policy
 
-__all__ = ["identical", "normalize", "unchanged", "update_errors"]
+__all__ = ["update_errors"]
 
 _IMMUTABLE = "field is immutable"
 
 
-def normalize(value: object) -> object:
-    """``value`` with null members and empty lists removed, recursively."""
-    if isinstance(value, dict):
-        return {k: normalize(v) for k, v in value.items() if v is not None and v != []}
-    if isinstance(value, list):
-        return [normalize(v) for v in value]
-    return value
-
-
-def identical(new: object, old: object) -> bool:
-    """``new == old``, except that values too deep for Python to compare (JSON allows ~1000
-    levels) count as different: never a RecursionError, and the structural layer reports
-    the depth."""
-    try:
-        return new == old
-    except RecursionError:
-        return False
-
-
-def unchanged(new: object, old: object) -> bool:
-    """Whether an update leaves a value as it was, by apimachinery's semantic equality
-    (too deep to compare counts as changed, as in :func:`identical`)."""
-    # Equal as decoded is equal after normalising too; normalise only values that differ.
-    if identical(new, old):
-        return True
-    try:
-        return _absent_if_empty(normalize(new)) == _absent_if_empty(normalize(old))
-    except RecursionError:
-        return False
-
-
-def _absent_if_empty(value: object) -> object:
-    # An empty list is an absent one (apimachinery's semantic equality: nil == empty slice).
-    return None if value == [] else value
-
-
 def _elastic(node: ObjectNode, old: ObjectNode) -> list[FieldError]:
     new_block, old_block = node.block, old.block
-    if identical(new_block, old_block):
+    if semantic_equal(new_block, old_block):
         return []  # unchanged (or absent before and after): no rule can fire
     if old_block is None:
         return [invalid(node.path, new_block, "field cannot be set once created", origin="update")]
@@ -108,10 +74,7 @@ def _elastic(node: ObjectNode, old: ObjectNode) -> list[FieldError]:
             )
     for name in _COMPOSITE_BLOCKS if node.spec.composite else _LEAF_BLOCKS:
         new_value, old_value = new_members.get(name), old_members.get(name)
-        # Most blocks are absent before and after: no call for those.
-        if new_value is None and old_value is None:
-            continue
-        if not unchanged(new_value, old_value):
+        if not semantic_equal(new_value, old_value):
             errors.append(invalid(node.path.child(name), new_value, _IMMUTABLE, origin="immutable"))
     return errors
 
@@ -121,7 +84,7 @@ _LEAF_BLOCKS: t.Final = (*_COMPOSITE_BLOCKS, "resourceClaims")
 
 
 def _immutable(node: ObjectNode, old: ObjectNode) -> list[FieldError]:
-    if not unchanged(node.block, old.block):
+    if not semantic_equal(node.block, old.block):
         return [invalid(node.path, node.block, _IMMUTABLE, origin="immutable")]
     return []
 
@@ -149,11 +112,8 @@ def update_errors(policy: Policy, tree: ObjectNode, old_tree: ObjectNode) -> lis
     if policy.update_rules == "none":
         return []
     rule = _elastic if policy.update_rules == "elastic" else _immutable
-    if not tree.children and not old_tree.children and not policy.repeated:
-        # One node before and after (Jobs, CronJobs): paired by name as below, without the walks.
-        return rule(tree, old_tree) if tree.template_name == old_tree.template_name else []
     nodes, old_list = tree.walk(), old_tree.walk()
-    errors = _structure(nodes, old_list) if policy.repeated else []
+    errors = _structure(nodes, old_list)
     old_nodes = {n.template_name: n for n in old_list}
     for node in nodes:
         old = old_nodes.get(node.template_name)

@@ -2,10 +2,10 @@
 
 Two layers on every node of a governed object's tree, at the user's own field paths:
 
-1. the structural layer from the compiler (JSON Schema data; skipped when the policy turns
-   declarative validation off), on the embedding and on every building block;
-2. the controller-policy layer: closed allow-lists, basic+all, the tree check, pod-count
-   bounds, exclusive fields and the policy's update rules.
+1. the structural layer (:mod:`webhook.declarative`; skipped when the policy turns declarative
+   validation off), on the node's embedding as a whole, building blocks included;
+2. the controller-policy layer: the compiler's ``Validate`` (tree check, closed allow-lists,
+   basic+all), pod-count bounds, exclusive fields and the policy's update rules.
 
 ``Workload``/``PodGroup``/``CompositePodGroup`` manifests get the scheduling API's own
 validation. Objects no policy governs are *skipped*, never valid or invalid.
@@ -16,14 +16,14 @@ from __future__ import annotations
 import typing as t
 
 from webhook import scheduling_objects
-from webhook.compiler.builder import Builder, resolve
-from webhook.compiler.types import BuildOptions
-from webhook.compiler.validate import kind_errors, root_problem
-from webhook.declarative.schema import NO_OLD, BlockType, is_valid, validate_block
+from webhook.compiler.builder import Builder
+from webhook.compiler.resolve import resolve
+from webhook.declarative import NO_OLD, BlockType, validate_block
 from webhook.governed.result import Result, Status
-from webhook.governed.tree import ObjectNode, build_tree, fill_items, get_path, leaf_kinds, old_tree
-from webhook.governed.updates import identical, unchanged, update_errors
+from webhook.governed.tree import ObjectNode, build_tree, get_path
+from webhook.governed.updates import update_errors
 from webhook.policy.model import Policy, PolicySet
+from webhook.vocab.equality import semantic_equal
 from webhook.vocab.field import FieldError, duplicate, forbidden, invalid, required
 from webhook.vocab.formats import dns_label
 from webhook.vocab.gates import FeatureGates
@@ -48,7 +48,7 @@ def validate_object(obj: object, old_obj: object = None, *, policies: PolicySet)
         )
     old = old_obj if isinstance(old_obj, dict) else None
     group, _, version = api_version.rpartition("/")
-    builtin = scheduling_objects.VALIDATORS.get((group, kind)) if group == scheduling_objects.GROUP else None
+    builtin = scheduling_objects.VALIDATORS.get((group, kind))
     if builtin is not None:
         if version not in scheduling_objects.SERVED_VERSIONS[kind]:
             return Result.skipped(f"{api_version} {kind} is not served by Kubernetes 1.37")
@@ -64,11 +64,15 @@ def validate_object(obj: object, old_obj: object = None, *, policies: PolicySet)
 def validate_governed(
     policy: Policy, obj: Obj, old: Obj | None, *, gates: FeatureGates
 ) -> tuple[list[FieldError], list[str]]:
-    """Both layers for an object governed by ``policy``; returns (errors, warnings)."""
+    """Both layers for an object governed by ``policy``; returns (errors, warnings).
+
+    The layers of the 1.37 Job path, for every node of the tree: the structural layer over
+    the node's embedding as a whole (``validate_block`` on the embedding type, ratcheted
+    against the stored node of the same template name), then the compiler's ``Validate`` with
+    its own declarative layer off (the tree, allow-lists, basic+all), then the policy's rules.
+    """
     warnings: list[str] = []
-    # Compiler items are filled only where the compiler reads them (fill_items): the common
-    # single-leaf review is judged without them (_checked_leaf_errors).
-    tree, errors = build_tree(policy, obj, items=False)
+    tree, errors = build_tree(policy, obj)
     present = tree.block is not None
     if policy.feature_gate and policy.feature_gate not in gates.enabled and present:
         root_path = policy.root.path
@@ -79,38 +83,20 @@ def validate_governed(
             return [], warnings
         # Kept because the stored object has it, so it reaches validation: the gate marker
         # (ifDisabled=forbidden) fires on any change; an unchanged value is ratcheted.
-        if not unchanged(get_path(obj, root_path), get_path(old, root_path)):
+        if not semantic_equal(get_path(obj, root_path), get_path(old, root_path)):
             errors.insert(0, forbidden(root_path, "", origin="ifDisabled"))
             warnings.append(f"{root_path} cannot change: feature gate {policy.feature_gate} is off")
     nodes = tree.walk()
     errors.extend(_duplicate_template_names(nodes))
-    # The old tree is bare (names and blocks): its compiler items are filled below only if
-    # the Builder's declarative layer runs, which ratchets against them.
-    old_root = old_tree(policy, old) if old is not None else None
-    # Verdict first, errors on demand: when every node's embedding passes the structural
-    # schema as a whole (the common case), neither the envelope nor the per-block layer
-    # can report anything, so both are skipped; otherwise they run and say what is wrong.
-    # An update that leaves a single-node tree's block as it was is ratcheted whole: no
-    # structural error can be reported on it, so its verdict needs no check at all.
-    structure_checked = policy.declarative_validation and (
-        _unchanged_single_node(tree, old_root) or _structurally_valid(nodes)
-    )
-    if policy.declarative_validation and not structure_checked:
-        errors.extend(_structural_envelopes(nodes, old_root))
+    old_root = build_tree(policy, old, counts=False)[0] if old is not None else None
+    if policy.declarative_validation:
+        errors.extend(_structural(nodes, old_root))
     # The compiler's tree check would report an unusable tree as an InternalError; those
     # trees (duplicate template names, composites left without children) were already
     # reported at the user's fields above.
-    # (A leaf root is the whole tree: only a composite root can leave a composite childless.)
-    buildable = not tree.spec.composite or all(n.children for n in nodes if n.spec.composite)
-    if buildable and not (errors and any(e.origin == "templateName" for e in errors)):
-        if structure_checked and not tree.children and not tree.spec.composite:
-            errors.extend(_checked_leaf_errors(tree, old_root, policy.build_options_structure_checked))
-        else:
-            options = policy.build_options_structure_checked if structure_checked else policy.build_options
-            if old_root is not None and not options.disable_declarative_validation:
-                fill_items(old_root)
-            # Otherwise the old root stays bare: its name is all the rename check reads.
-            errors.extend(Builder(fill_items(tree), options).validate(old_root))
+    buildable = all(n.children for n in nodes if n.spec.composite)
+    if buildable and not any(e.origin == "templateName" for e in errors):
+        errors.extend(Builder(tree, policy.build_options).validate(old_root))
     for node in nodes:
         _pod_count_bound(node, errors, warnings)
         errors.extend(_unset_gang_count(node))
@@ -119,6 +105,20 @@ def validate_governed(
         errors.extend(update_errors(policy, tree, old_root))
     _advice(tree, nodes, gates, warnings, any_block=present)
     return _dedupe(errors), warnings
+
+
+def _structural(nodes: list[ObjectNode], old_root: ObjectNode | None) -> list[FieldError]:
+    """The structural layer of every node's embedding, blocks included, at the user's paths."""
+    old_blocks = {n.template_name: n.block for n in old_root.walk()} if old_root is not None else {}
+    errors = []
+    for node in nodes:
+        if node.block is None:
+            continue
+        block_type = BlockType.COMPOSITE_SCHEDULING if node.spec.composite else BlockType.SCHEDULING
+        previous = old_blocks.get(node.template_name)
+        old = previous if previous is not None else NO_OLD
+        errors.extend(validate_block(block_type, node.block, node.path, old=old))
+    return errors
 
 
 def _dedupe(errors: list[FieldError]) -> list[FieldError]:
@@ -145,58 +145,6 @@ def _duplicate_template_names(nodes: list[ObjectNode]) -> list[FieldError]:
             where = node.context_path if node.spec.for_each is not None else node.path
             errors.append(duplicate(where, node.template_name, origin="templateName"))
         seen.add(node.template_name)
-    return errors
-
-
-def _unchanged_single_node(tree: ObjectNode, old_root: ObjectNode | None) -> bool:
-    # Single nodes only: in a larger tree the compiler pairs old and new nodes by name *and*
-    # level, so a node that moved is validated as new even with an equal block.
-    return (
-        old_root is not None
-        and tree.block is not None
-        and not tree.children
-        and not old_root.children
-        and tree.template_name == old_root.template_name
-        and identical(tree.block, old_root.block)
-    )
-
-
-def _checked_leaf_errors(
-    leaf: ObjectNode, old_root: ObjectNode | None, options: BuildOptions
-) -> list[FieldError]:
-    """``Builder(leaf, options).validate(old_root)`` for a tree that is one leaf, when
-    ``options`` turn the declarative layer off, without filling compiler items.
-
-    With that layer off the compiler reads of a leaf only its name (the rename and tree
-    checks) and its resolved policy and disruption kinds, which :func:`leaf_kinds` reads from
-    the block. Most reviews (Jobs, CronJobs, single-group CRDs) take this path; a test
-    compares it with the Builder on generated trees.
-    """
-    problem = root_problem(leaf, old_root)
-    if problem is not None:
-        return [problem]
-    return kind_errors(leaf, *leaf_kinds(leaf), options)
-
-
-def _structurally_valid(nodes: list[ObjectNode]) -> bool:
-    for node in nodes:
-        if node.block is not None:
-            block_type = BlockType.COMPOSITE_SCHEDULING if node.spec.composite else BlockType.SCHEDULING
-            if not is_valid(block_type, node.block):
-                return False
-    return True
-
-
-def _structural_envelopes(nodes: list[ObjectNode], old_root: ObjectNode | None) -> list[FieldError]:
-    old_blocks = {n.template_name: n.block for n in old_root.walk()} if old_root is not None else {}
-    errors = []
-    for node in nodes:
-        if node.block is None:
-            continue
-        block_type = BlockType.COMPOSITE_SCHEDULING if node.spec.composite else BlockType.SCHEDULING
-        previous = old_blocks.get(node.template_name)
-        old = previous if previous is not None else NO_OLD
-        errors.extend(validate_block(block_type, node.block, node.path, old=old, shallow=True))
     return errors
 
 
@@ -237,7 +185,7 @@ def _unset_gang_count(node: ObjectNode) -> list[FieldError]:
     defaulted = node.spec.min_group_count_default if node.spec.composite else node.spec.min_count_default
     if defaulted:
         return []
-    cfg = resolve(fill_items(node))
+    cfg = resolve(node)
     if cfg.policy is None or cfg.policy.gang is None or cfg.policy.gang.min_count is not None:
         return []
     field = "minGroupCount" if node.spec.composite else "minCount"

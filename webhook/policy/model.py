@@ -9,7 +9,6 @@ naming the file and the key.
 
 from __future__ import annotations
 
-import dataclasses
 import string
 import typing as t
 from dataclasses import dataclass, field
@@ -52,21 +51,6 @@ class PodCount:
     default: int = 1
 
 
-def _name_affixes(pattern: str) -> tuple[str, str] | None:
-    """``(prefix, suffix)`` when ``pattern`` formats as ``prefix + name + suffix``, else ``None``."""
-    try:
-        parts = list(string.Formatter().parse(pattern))
-    except ValueError:
-        return None  # a bad pattern fails in str.format, as it always did
-    fields = [(f, spec, conv) for _, f, spec, conv in parts if f is not None]
-    if fields != [("name", "", None)]:
-        return None
-    # parse() hands back literal text with "{{"/"}}" already unescaped, as format() writes it.
-    split = next(i for i, (_, f, _, _) in enumerate(parts) if f is not None)
-    prefix = "".join(lit for lit, _, _, _ in parts[: split + 1])
-    return prefix, "".join(lit for lit, _, _, _ in parts[split + 1 :])
-
-
 @dataclass(frozen=True, slots=True)
 class NodeSpec:
     """One node of a policy's WorkloadItem tree.
@@ -88,19 +72,10 @@ class NodeSpec:
     exclusive_with: tuple[FieldPath, ...] = ()
     pod_label: str | None = None
     children: tuple[NodeSpec, ...] = ()
-    # ``template_name`` split once when it is ``prefix{name}suffix`` (every built-in policy):
-    # template_for then concatenates instead of formatting, on every review.
-    _name_affixes: tuple[str, str] | None = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_name_affixes", _name_affixes(self.template_name))
 
     def template_for(self, name: str, key: str = "", index: int | None = None) -> str:
         """This node's template name for an object named ``name`` (and, under ``forEach``,
         the element's ``key`` and ``index``); placeholders are checked at policy load."""
-        affixes = self._name_affixes
-        if affixes is not None:
-            return affixes[0] + name + affixes[1]
         return self.template_name.format(name=name, key=key, index="" if index is None else index)
 
     def walk(self) -> t.Iterator[NodeSpec]:
@@ -148,23 +123,18 @@ class Policy:
     stamp_pods: bool = False
     child_templates: tuple[ChildTemplate, ...] = ()
     warnings: tuple[str, ...] = ()
-    # Derived once: the compiler options every review of this kind uses, and the same
-    # options without the structural layer, for objects already known to pass it.
+    # Derived once: the compiler options every review of this kind uses. The compiler's own
+    # declarative layer is off, because the structural layer has judged the whole embedding
+    # already (the 1.37 Job path does the same).
     build_options: BuildOptions = field(init=False, compare=False, repr=False)
-    build_options_structure_checked: BuildOptions = field(init=False, compare=False, repr=False)
-    # Whether any node repeats over a list (forEach), i.e. the set of nodes can change.
-    repeated: bool = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "repeated", any(n.for_each is not None for n in self.root.walk()))
         options = BuildOptions(
             allowed_policies=self.allowed_policies,
             allowed_disruption_modes=self.allowed_disruption_modes,
-            disable_declarative_validation=not self.declarative_validation,
+            disable_declarative_validation=True,
         )
         object.__setattr__(self, "build_options", options)
-        checked = dataclasses.replace(options, disable_declarative_validation=True)
-        object.__setattr__(self, "build_options_structure_checked", checked)
 
     def node(self, node_id: str) -> NodeSpec | None:
         return next((n for n in self.root.walk() if n.id == node_id), None)

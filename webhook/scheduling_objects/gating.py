@@ -13,6 +13,7 @@ from collections.abc import Mapping
 
 from webhook.scheduling_objects.blocks import CLAIMS_GATE, COMPOSITE_GATE, PREEMPTION_GATE, TOPOLOGY_GATE
 from webhook.scheduling_objects.markers import MAX_WALK_DEPTH, Ctx, Old, is_update
+from webhook.vocab.equality import is_absent
 from webhook.vocab.field import FieldPath
 
 # (gate, field) pairs per struct kind. Composite templates have neither constraints gating
@@ -36,7 +37,7 @@ def _warning(path: FieldPath, gate: str) -> str:
 
 
 def _present(value: object) -> bool:
-    return value is not None and value != []
+    return not is_absent(value)
 
 
 def _drop(

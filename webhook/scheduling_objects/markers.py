@@ -12,6 +12,7 @@ import typing as t
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from webhook.vocab.equality import is_absent, json_key, semantic_equal
 from webhook.vocab.field import (
     FieldError,
     FieldPath,
@@ -77,34 +78,10 @@ def dict_items(value: object) -> t.Iterator[tuple[int, Mapping[str, t.Any]]]:
                 yield i, item
 
 
-def _nil(value: object) -> object:
-    # apimachinery's semantic DeepEqual treats a nil and an empty slice alike; JSON null is nil.
-    if isinstance(value, list) and not value:
-        return None
-    return value
-
-
-def same(a: object, b: object) -> bool:
-    """Semantic equality of two decoded JSON values (null == absent == empty list)."""
-    a, b = _nil(a), _nil(b)
-    if a is None or b is None:
-        return a is b
-    if isinstance(a, Mapping) and isinstance(b, Mapping):
-        ka = {k for k, v in a.items() if _nil(v) is not None}
-        kb = {k for k, v in b.items() if _nil(v) is not None}
-        return ka == kb and all(same(a[k], b[k]) for k in ka)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    if isinstance(a, int | float) and isinstance(b, int | float):
-        return a == b
-    return type(a) is type(b) and a == b
-
-
 def unchanged(new: object, old: Old) -> bool:
-    """Ratcheting (api.md §2.3): on update an unchanged value is not validated again."""
-    return old is not CREATE and same(new, old)
+    """Ratcheting (api.md §2.3): on update a value that is semantically unchanged is not
+    validated again (:func:`~webhook.vocab.equality.semantic_equal`)."""
+    return old is not CREATE and semantic_equal(new, old)
 
 
 # --- JSON type checks -------------------------------------------------------------------------
@@ -245,8 +222,12 @@ def union(path: FieldPath, obj: Mapping[str, t.Any], members: t.Sequence[str], o
 
 def list_union(path: FieldPath, obj: Mapping[str, t.Any], members: t.Sequence[str], old: Old) -> Errors:
     """A union whose members are lists: a member is set when its list is non-empty."""
-    view = {m: (obj.get(m) if _nil(obj.get(m)) is not None else None) for m in members}
-    old_view = old if not isinstance(old, Mapping) else {m: _nil(old.get(m)) for m in members}
+    view = {m: (None if is_absent(obj.get(m)) else obj.get(m)) for m in members}
+    old_view = (
+        old
+        if not isinstance(old, Mapping)
+        else {m: (None if is_absent(old.get(m)) else old.get(m)) for m in members}
+    )
     return union(path, view, members, old_view)
 
 
@@ -254,10 +235,13 @@ def max_items(path: FieldPath, items: list[t.Any], limit: int) -> Errors:
     return [too_many(path, len(items), limit)] if len(items) > limit else []
 
 
-def _map_key(item: object) -> object:
-    """The hashable ``name`` key of a map-list item (a non-string name is keyed by repr)."""
+def _map_key(item: object) -> t.Hashable:
+    """The ``name`` key of a map-list item, compared by JSON type (absent is the zero ``""``)."""
     name = get(item, "name")
-    return "" if name is None else name if isinstance(name, str | int | float | bool) else repr(name)
+    try:
+        return json_key("" if name is None else name)
+    except RecursionError:
+        return ("unhashable", id(item))  # nested too deep to compare: unique
 
 
 def old_item(old_by_name: Mapping[object, t.Any], item: object) -> Old:
@@ -303,7 +287,7 @@ def no_add_no_remove(path: FieldPath, items: list[t.Any], old: Old) -> Errors:
 
 def immutable(path: FieldPath, new: object, old: Old) -> Errors:
     """``+k8s:immutable``: any change on update, including set<->unset."""
-    if not is_update(old) or same(new, old):
+    if not is_update(old) or semantic_equal(new, old):
         return []
     return [invalid(path, new, "field is immutable", origin="immutable")]
 

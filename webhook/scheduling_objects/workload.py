@@ -32,11 +32,11 @@ from webhook.scheduling_objects.markers import (
     old_child,
     old_item,
     old_items_by_name,
-    same,
     string_field,
     unchanged,
     unique_names,
 )
+from webhook.vocab.equality import semantic_equal
 from webhook.vocab.field import FieldPath, duplicate, invalid, required
 
 MAX_TEMPLATES: t.Final = 8  # WorkloadMaxPodGroupTemplates, per list
@@ -208,7 +208,7 @@ def _priority_key(template: Mapping[str, t.Any]) -> tuple[object, object]:
 
 
 def _uniform(keys: list[tuple[object, object]]) -> bool:
-    return all(same(k[0], keys[0][0]) and same(k[1], keys[0][1]) for k in keys)
+    return all(semantic_equal(k[0], keys[0][0]) and semantic_equal(k[1], keys[0][1]) for k in keys)
 
 
 def validate_uniform_priority(spec: Mapping[str, t.Any], path: FieldPath) -> Errors:

@@ -1,0 +1,119 @@
+"""Go-decoder semantics on decoded JSON, and the value positions ratcheting and ordering walk.
+
+The apiserver decodes a request into Go structs before it validates anything; this module
+gives decoded JSON the same meaning (a ``null`` member is absent, a ``null`` list item is the
+zero struct, list-map keys compare by JSON type), and flags the inputs that the fast engine would
+judge differently from Go (floats, integers beyond int64, non-JSON objects).
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from webhook.vocab.equality import json_key
+
+__all__ = ["ABSENT", "UNCORRELATED", "Loc", "Scan", "Seg", "duplicate_indices", "map_key", "normalize"]
+
+_INT64_MIN: Final = -(2**63)
+_INT64_MAX: Final = 2**63 - 1
+
+
+Seg = str | int
+Loc = tuple[Seg, ...]
+
+
+class Marker(enum.Enum):
+    """Positions in a value that hold no usable JSON value."""
+
+    ABSENT = "absent"  # the key is not there (or was null)
+    UNCORRELATED = "uncorrelated"  # there is no old value this position can be compared with
+
+
+ABSENT: Final = Marker.ABSENT
+UNCORRELATED: Final = Marker.UNCORRELATED
+
+
+_MISSING_KEY_VALUE: Final = json_key("")
+
+
+def map_key(item: Mapping[str, object], keys: Sequence[str]) -> tuple[object, ...]:
+    """The list-map key of ``item``: its ``keys`` members, compared by JSON type."""
+    # A missing key counts as the empty string: every list-map key in these blocks is a
+    # non-pointer Go string, whose zero value is "" (two nameless claims are duplicates).
+    return tuple(json_key(item[k]) if k in item else _MISSING_KEY_VALUE for k in keys)
+
+
+def duplicate_indices(items: Sequence[object], keys: Sequence[str]) -> list[int]:
+    """Indices of the items whose key repeats an earlier item's (apimachinery ``validate.Unique``).
+
+    Items that are not objects take no part: they already fail their type check.
+    """
+    seen: set[tuple[object, ...]] = set()
+    dups: list[int] = []
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            continue
+        key = map_key(item, keys)
+        if key in seen:
+            dups.append(i)
+        else:
+            seen.add(key)
+    return dups
+
+
+@dataclass(slots=True)
+class Scan:
+    """What :func:`normalize` found that the fast engine would judge differently."""
+
+    slow_only: bool = False
+
+
+def normalize(value: object, scan: Scan) -> object:
+    """Apply Go-decoder semantics to decoded JSON.
+
+    * A ``null`` member of an object is the same as an absent one (nil pointer / zero value).
+    * A ``null`` list item decodes to the zero value of the item type; every list in these
+      blocks holds structs, so that is ``{}`` (checked by :func:`_check_document`).
+
+    It also flags inputs that must go to the reference engine: floats (jsonschema_rs accepts
+    ``5.0`` as an integer, Go's decoder rejects it for an int32), integers beyond int64, and
+    anything that is not plain JSON.
+    """
+    # Copy-on-write: valid input (no nulls) comes back as the very same objects, so the common
+    # case costs one walk and no allocation.
+    kind = type(value)
+    if kind is str or kind is bool:
+        return value
+    if kind is int and isinstance(value, int):
+        if not _INT64_MIN <= value <= _INT64_MAX:
+            scan.slow_only = True
+        return value
+    if isinstance(value, dict):
+        out: dict[Any, object] | None = None
+        for i, (k, v) in enumerate(value.items()):
+            if type(k) is not str:
+                scan.slow_only = True
+            nv = _DROP if v is None else normalize(v, scan)
+            if out is None and nv is not v:
+                out = dict(itertools.islice(value.items(), i))
+            if out is not None and nv is not _DROP:
+                out[k] = nv
+        return value if out is None else out
+    if isinstance(value, list):
+        items: list[object] | None = None
+        for i, v in enumerate(value):
+            nv = {} if v is None else normalize(v, scan)
+            if items is None and nv is not v:
+                items = list(value[:i])
+            if items is not None:
+                items.append(nv)
+        return value if items is None else items
+    scan.slow_only = True  # floats, subclasses of str/int, non-JSON objects
+    return value
+
+
+_DROP: Final = object()  # marks a null member that normalize removes

@@ -1,0 +1,180 @@
+"""The building-block JSON Schema document: loading, its checks, and the schemas derived from it.
+
+The structural rules of the ``scheduling.k8s.io/v1alpha3`` building blocks live as data in
+``building_blocks.schema.json`` (JSON Schema draft 2020-12; unions are ``oneOf`` over
+single-member ``required`` lists, a form CRD structural schemas accept). This module loads the
+document once, refuses at import a construct the translation could not render faithfully, and
+derives the self-contained per-block schemas (for embedding in a CRD) and the
+:class:`Shape` that ratcheting and error ordering walk.
+"""
+
+from __future__ import annotations
+
+import copy
+import enum
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any, Final
+
+__all__ = [
+    "LIST_MAP_KEYS",
+    "BlockType",
+    "Shape",
+    "block_schema",
+    "schema_document",
+    "shape_of",
+    "union_members",
+]
+
+_SCHEMA_FILE = "building_blocks.schema.json"
+LIST_MAP_KEYS: Final = "x-kubernetes-list-map-keys"
+
+
+class BlockType(enum.Enum):
+    """A validatable unit; the value is the ``$defs`` name in the schema document."""
+
+    POLICY = "WorkloadPodGroupSchedulingPolicy"
+    CONSTRAINTS = "WorkloadPodGroupSchedulingConstraints"
+    DISRUPTION = "WorkloadPodGroupDisruptionMode"
+    RESOURCE_CLAIM = "WorkloadPodGroupResourceClaim"
+    RESOURCE_CLAIMS = "WorkloadPodGroupResourceClaims"
+    COMPOSITE_POLICY = "WorkloadCompositePodGroupSchedulingPolicy"
+    COMPOSITE_CONSTRAINTS = "WorkloadCompositePodGroupSchedulingConstraints"
+    COMPOSITE_DISRUPTION = "WorkloadCompositePodGroupDisruptionMode"
+    SCHEDULING = "SchedulingConfiguration"
+    COMPOSITE_SCHEDULING = "CompositeSchedulingConfiguration"
+
+
+def _load_document() -> dict[str, Any]:
+    # Anchored on the regular package ``webhook`` so it works from a wheel, a zip or a checkout.
+    text = resources.files("webhook").joinpath("declarative", _SCHEMA_FILE).read_text(encoding="utf-8")
+    doc = json.loads(text)
+    if not isinstance(doc, dict):
+        raise ValueError(f"{_SCHEMA_FILE}: top level must be an object")
+    return doc
+
+
+DOCUMENT: Final[dict[str, Any]] = _load_document()
+DEFS: Final[dict[str, Any]] = DOCUMENT["$defs"]
+REF_PREFIX: Final = "#/$defs/"
+
+
+def schema_document() -> dict[str, Any]:
+    """A deep copy of the building-block JSON Schema document."""
+    return copy.deepcopy(DOCUMENT)
+
+
+def _def_name(ref: str) -> str:
+    if not ref.startswith(REF_PREFIX):
+        raise ValueError(f"only local $defs references are supported, got {ref!r}")
+    return ref[len(REF_PREFIX) :]
+
+
+def _inline(node: Any) -> Any:
+    """Copy ``node`` with every ``$ref`` replaced by the referenced definition.
+
+    Keywords next to a ``$ref`` (e.g. a field-specific ``description``) win over the
+    definition's own.
+    """
+    if isinstance(node, list):
+        return [_inline(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if "$ref" in node:
+        name = _def_name(node["$ref"])
+        base = _inline(DEFS[name])
+        siblings = {k: _inline(v) for k, v in node.items() if k != "$ref"}
+        return {**base, **siblings}
+    return {k: _inline(v) for k, v in node.items()}
+
+
+def block_schema(block: BlockType) -> dict[str, Any]:
+    """A self-contained schema for one block: references inlined, no ``$defs`` or ``$schema``.
+
+    Meant for embedding in a CRD's ``openAPIV3Schema``. The result is a fresh copy. Note that
+    apiextensions rejects ``additionalProperties`` next to ``properties``; a CRD generator
+    must drop ``additionalProperties: false`` (CRDs prune unknown fields instead).
+    """
+    result = _inline(DEFS[block.value])
+    assert isinstance(result, dict)
+    return result
+
+
+@dataclass(slots=True)
+class Shape:
+    """The parts of a block's schema that ratcheting and error ordering need."""
+
+    props: dict[str, Shape] = field(default_factory=dict)
+    prop_order: dict[str, int] = field(default_factory=dict)
+    items: Shape | None = None
+    map_keys: tuple[str, ...] | None = None
+
+
+NO_SHAPE: Final = Shape()  # below an unknown member: nothing correlates by key
+
+
+def shape_of(schema: Mapping[str, Any]) -> Shape:
+    shape = Shape()
+    for i, (name, sub) in enumerate(schema.get("properties", {}).items()):
+        shape.props[name] = shape_of(sub)
+        shape.prop_order[name] = i
+    for name in schema.get("required", ()):
+        shape.prop_order.setdefault(name, len(shape.prop_order))
+    if "items" in schema:
+        shape.items = shape_of(schema["items"])
+    if schema.get("x-kubernetes-list-type") == "map":
+        shape.map_keys = tuple(schema.get(LIST_MAP_KEYS, ()))
+    return shape
+
+
+def union_members(one_of: object) -> tuple[str, ...] | None:
+    """The members of a union written as ``oneOf: [{required: [a]}, {required: [b]}]``."""
+    if not isinstance(one_of, list):
+        return None
+    members: list[str] = []
+    for sub in one_of:
+        if not (isinstance(sub, dict) and sub.keys() == {"required"} and isinstance(sub["required"], list)):
+            return None
+        if len(sub["required"]) != 1 or not isinstance(sub["required"][0], str):
+            return None
+        members.append(sub["required"][0])
+    return tuple(members)
+
+
+def _check_document(doc: Mapping[str, Any]) -> None:
+    """Fail at import if the document uses a construct this module cannot translate faithfully."""
+    problems: list[str] = []
+
+    def walk(node: object, where: str) -> None:
+        if isinstance(node, list):
+            for i, item in enumerate(node):
+                walk(item, f"{where}/{i}")
+            return
+        if not isinstance(node, dict):
+            return
+        if "oneOf" in node and union_members(node["oneOf"]) is None:
+            problems.append(f"{where}: oneOf must be a union of single-member required lists")
+        if "items" in node:
+            items = node["items"]
+            target = DEFS[_def_name(items["$ref"])] if "$ref" in items else items
+            if target.get("type") != "object":
+                problems.append(f"{where}: list items must be objects (null items decode to {{}})")
+        if LIST_MAP_KEYS in node and node.get("x-kubernetes-list-type") != "map":
+            problems.append(f"{where}: {LIST_MAP_KEYS} needs x-kubernetes-list-type: map")
+        for k, v in node.items():
+            walk(v, f"{where}/{k}")
+
+    for name, definition in doc["$defs"].items():
+        if not definition.get("description"):
+            problems.append(f"$defs/{name}: missing description")
+        walk(definition, f"$defs/{name}")
+    for block in BlockType:
+        if block.value not in doc["$defs"]:
+            problems.append(f"$defs/{block.value}: missing")
+    if problems:
+        raise ValueError(f"{_SCHEMA_FILE}: " + "; ".join(problems))
+
+
+_check_document(DOCUMENT)

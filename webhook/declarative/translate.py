@@ -1,0 +1,221 @@
+"""python-jsonschema errors → the :class:`~webhook.vocab.field.FieldError` values the apiserver reports.
+
+On top of the raw errors this reproduces the apiserver's conventions: error types, details and
+origins as ``pkg/api/validate`` words them, Go's zero-value-is-absent for required strings,
+short-circuiting validators (type, required, ``maxItems``), and the order of errors (document
+order of the value, then type, required, union and the rest at one location).
+"""
+
+from __future__ import annotations
+
+import copy
+import enum
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Final
+
+from jsonschema import ValidationError
+
+from webhook.declarative.decode import ABSENT, Loc, Seg
+from webhook.declarative.document import LIST_MAP_KEYS, NO_SHAPE, Shape, union_members
+from webhook.declarative.engines import Compiled
+from webhook.vocab.field import (
+    FieldError,
+    FieldPath,
+    duplicate,
+    forbidden,
+    internal_error,
+    invalid,
+    required,
+    too_many,
+    type_invalid,
+)
+from webhook.vocab.formats import FORMAT_CHECKERS
+
+__all__ = ["Kind", "Raw", "enumerate_errors", "order_key", "short_circuit"]
+
+
+class Kind(enum.Enum):
+    """How an error ratchets and short-circuits."""
+
+    TYPE = 0  # wrong JSON type: nothing else is reported at that location
+    REQUIRED = 1  # value absent or zero: nothing else is reported at that location
+    UNION = 2  # ratchets on the set of members that are set
+    VALUE = 3  # ratchets on the value at its location
+    TOO_MANY = 4  # maxItems: short-circuits the list's other checks and its items
+    DUPLICATE = 5  # ratchets on the whole list, reported at the item
+
+
+# Order of errors that share one location: type, required, union, then the rest.
+_RANK: Final = {
+    Kind.TYPE: 0,
+    Kind.REQUIRED: 1,
+    Kind.UNION: 2,
+    Kind.VALUE: 3,
+    Kind.TOO_MANY: 3,
+    Kind.DUPLICATE: 3,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Raw:
+    loc: Loc
+    kind: Kind
+    error: FieldError  # rooted at the block value; re-rooted at the end
+    members: tuple[str, ...] = ()
+
+    @property
+    def ratchet_loc(self) -> Loc:
+        # Uniqueness is a property of the list, so only an unchanged list ratchets it.
+        return self.loc[:-1] if self.kind is Kind.DUPLICATE else self.loc
+
+
+def _number(limit: object) -> str:
+    if isinstance(limit, float) and limit.is_integer():
+        return str(int(limit))
+    return str(limit)
+
+
+def _segment(seg: object) -> Seg:
+    return seg if isinstance(seg, str | int) else str(seg)
+
+
+def _translate(err: ValidationError) -> Iterator[Raw]:
+    """Turn one python-jsonschema error into the apiserver's error(s)."""
+    loc = tuple(_segment(s) for s in err.absolute_path)
+    at = FieldPath(loc)
+    keyword = err.validator
+    # Normalisation is copy-on-write, so the instance may be the caller's own object: copy it
+    # before it becomes a bad value that outlives this call.
+    inst: Any = copy.deepcopy(err.instance) if isinstance(err.instance, dict | list) else err.instance
+    value: Any = err.validator_value
+    if keyword == "type":
+        expected = value if isinstance(value, str) else " or ".join(value)
+        yield Raw(loc, Kind.TYPE, type_invalid(at, inst, f"must be of type {expected}"))
+    elif keyword == "required":
+        # One jsonschema error per missing property, each carrying the full list; emit every
+        # missing property from the first and let the caller drop the repeats.
+        for name in value:
+            if isinstance(inst, dict) and name not in inst:
+                child = (*loc, name)
+                yield Raw(child, Kind.REQUIRED, required(FieldPath(child), origin="required"))
+    elif keyword == "minLength":
+        if inst == "":
+            # Go cannot tell "" from an absent non-pointer string: the required rule fires.
+            yield Raw(loc, Kind.REQUIRED, required(at, origin="required"))
+        else:
+            detail = f"must be at least {value} characters"
+            yield Raw(loc, Kind.VALUE, invalid(at, inst, detail, origin="minLength"))
+    elif keyword == "oneOf":
+        members = union_members(value) or ()
+        listed = ", ".join(f"`{m}`" for m in members)
+        present = [m for m in members if isinstance(inst, dict) and m in inst]
+        if present:
+            error = invalid(
+                at, "{" + ", ".join(present) + "}", f"must specify exactly one of: {listed}", origin="union"
+            )
+        else:
+            error = invalid(at, "", f"must specify one of: {listed}", origin="union")
+        yield Raw(loc, Kind.UNION, error, members)
+    elif keyword == "minimum":
+        detail = f"must be greater than or equal to {_number(value)}"
+        yield Raw(loc, Kind.VALUE, invalid(at, inst, detail, origin="minimum"))
+    elif keyword == "maximum":
+        detail = f"must be less than or equal to {_number(value)}"
+        yield Raw(loc, Kind.VALUE, invalid(at, inst, detail, origin="maximum"))
+    elif keyword == "maxItems":
+        yield Raw(loc, Kind.TOO_MANY, too_many(at, len(inst), int(value)))
+    elif keyword == "format":
+        messages = FORMAT_CHECKERS[value](inst)
+        yield Raw(loc, Kind.VALUE, invalid(at, inst, "; ".join(messages), origin=f"format={value}"))
+    elif keyword == "additionalProperties":
+        known = err.schema.get("properties", {}) if isinstance(err.schema, dict) else {}
+        for name in inst:
+            if name not in known:
+                child = (*loc, _segment(name))
+                detail = f"unknown field {json.dumps(str(name))}"
+                yield Raw(
+                    child, Kind.VALUE, forbidden(FieldPath(child), detail, origin="additionalProperties")
+                )
+    elif keyword == LIST_MAP_KEYS:
+        # Bad value: the whole duplicate item, as apimachinery's validate.Unique reports it.
+        yield Raw(loc, Kind.DUPLICATE, duplicate(at, inst, origin="listType=map"))
+    else:
+        detail = f"unexpected schema keyword {keyword!r}: {err.message}"
+        yield Raw(loc, Kind.VALUE, internal_error(at, detail))
+
+
+def short_circuit(raws: list[Raw]) -> list[Raw]:
+    """Drop what the apiserver never evaluates once a short-circuiting validator failed.
+
+    * a type error: Go's decoder rejects the value, nothing else is checked at that location;
+    * required (absent or zero): the field's other validators (e.g. format) do not run;
+    * maxItems: validation-gen marks it ShortCircuit, so neither the list's uniqueness nor its
+      items are validated.
+    """
+    exact: set[Loc] = set()
+    subtree: set[Loc] = set()
+    for raw in raws:
+        if raw.kind in (Kind.TYPE, Kind.REQUIRED):
+            exact.add(raw.loc)
+        elif raw.kind is Kind.TOO_MANY:
+            subtree.add(raw.loc)
+    if not exact and not subtree:
+        return raws
+    kept: list[Raw] = []
+    for raw in raws:
+        if raw.kind not in _BLOCKERS and raw.loc in exact:
+            continue
+        if raw.kind is not Kind.TOO_MANY and any(raw.loc[: len(p)] == p for p in subtree):
+            continue
+        kept.append(raw)
+    return kept
+
+
+_BLOCKERS: Final = frozenset({Kind.TYPE, Kind.REQUIRED, Kind.TOO_MANY})
+
+
+def order_key(raw: Raw, new: object, shape: Shape) -> tuple[tuple[int, ...], int]:
+    """Pre-order over the value, members in declaration order, then the per-location rank."""
+    key: list[int] = []
+    node, sh = new, shape
+    for seg in raw.loc:
+        if isinstance(seg, int):
+            key.append(seg)
+            node = node[seg] if isinstance(node, list) and 0 <= seg < len(node) else ABSENT
+            sh = sh.items or NO_SHAPE
+            continue
+        declared = len(sh.prop_order)
+        if isinstance(node, dict) and seg in node:
+            # Present members in declaration order, then unknown ones by name: the order never
+            # depends on how the client happened to order its keys.
+            if seg in sh.prop_order:
+                key.append(sh.prop_order[seg])
+            else:
+                key.append(declared + sorted(str(k) for k in node if k not in sh.prop_order).index(seg))
+            node = node[seg]
+        else:
+            # Absent members (Required) come after the present ones, in declaration order.
+            size = len(node) if isinstance(node, dict) else 0
+            key.append(declared + size + sh.prop_order.get(seg, declared))
+            node = ABSENT
+        sh = sh.props.get(seg, NO_SHAPE)
+    return tuple(key), _RANK[raw.kind]
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def enumerate_errors(compiled: Compiled, value: object) -> list[Raw]:
+    raws: list[Raw] = []
+    seen: set[tuple[Loc, Kind, str]] = set()
+    instance: Any = value
+    for err in compiled.reference.iter_errors(instance):
+        for raw in _translate(err):
+            ident = (raw.loc, raw.kind, raw.error.origin)
+            if ident in seen:
+                continue
+            seen.add(ident)
+            raws.append(raw)
+    return raws
