@@ -20,7 +20,7 @@ from webhook.policy.model import PolicySet, load_policy_file
 from webhook.vocab.gates import FeatureGates
 
 Json = dict[str, t.Any]
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 BATCH_JOB = REPO / "policies" / "batch-job.yaml"
 ROLEBASED = REPO / "examples" / "rolebased" / "policy.yaml"
 GPU = "nvidia.com/gpu"

@@ -23,7 +23,7 @@ from webhook.vocab.errors import PolicyError
 from webhook.vocab.field import FieldPath, aggregate
 from webhook.vocab.gates import FeatureGates
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE_POLICIES = [
     REPO_ROOT / "examples" / "trainer" / "policy.yaml",
     REPO_ROOT / "examples" / "rolebased" / "policy.yaml",

@@ -22,7 +22,7 @@ from webhook.vocab.errors import PolicyError
 from webhook.vocab.gates import FeatureGates
 
 Json = dict[str, t.Any]
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 TRAINER = REPO / "examples" / "trainer" / "policy.yaml"
 ROLEBASED = REPO / "examples" / "rolebased" / "policy.yaml"
 IMPLICIT_GANG = REPO / "examples" / "policies" / "batch-job-implicit-gang.yaml"
