@@ -145,7 +145,7 @@ def main() -> None:
     # For context: the whole mutating path (copy-on-write, defaults with CEL and the
     # validity re-check, or the stamp, plus the diff) on the same objects.
     from webhook.governed.mutation import mutate_object
-    from webhook.policy.model import PolicySet
+    from webhook.policy import PolicySet
 
     repo = Path(__file__).resolve().parent.parent
     policies = PolicySet.load([repo / "examples" / "policies" / "batch-job-implicit-gang.yaml"])

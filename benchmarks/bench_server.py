@@ -249,7 +249,7 @@ def paced(
 def core_time_us(review: Json, repeat: int = 2000) -> float:
     from webhook.admission.handler import handle_validate
     from webhook.admission.review import parse_review
-    from webhook.policy.model import PolicySet
+    from webhook.policy import PolicySet
 
     policies = PolicySet.load()
     body = orjson.dumps(review)
@@ -272,7 +272,7 @@ def cold_core_time_us(review: Json, rounds: int = 400) -> float:
     """
     from webhook.admission.handler import handle_validate
     from webhook.admission.review import parse_review
-    from webhook.policy.model import PolicySet
+    from webhook.policy import PolicySet
 
     policies = PolicySet.load()
     body = orjson.dumps(review)

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import yaml
 
-from webhook.policy.model import PolicySet
+from webhook.policy import PolicySet
 
 __all__ = [
     "EXAMPLE_POLICIES",

@@ -25,7 +25,7 @@ from golden import (
 
 from webhook.governed.result import Status
 from webhook.governed.validation import validate_object
-from webhook.policy.model import PolicySet
+from webhook.policy import PolicySet
 
 CASES = discover_cases()
 EXAMPLES_DIR = REPO_ROOT / "examples"

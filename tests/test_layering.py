@@ -20,7 +20,7 @@ CORE_MODULES = [
     "webhook.governed.validation",
     "webhook.governed.workloads",
     "webhook.scheduling_objects",
-    "webhook.certs.bundle",
+    "webhook.certs",
     "webhook.governed.mutation",
     "webhook.governed.patch",
     "webhook.admission.handler",

@@ -16,7 +16,7 @@ from patch_oracle import check_patch
 from webhook.governed.defaulting import default_object
 from webhook.governed.mutation import mutate_object
 from webhook.governed.validation import validate_object
-from webhook.policy.model import PolicySet, load_policy_file
+from webhook.policy import PolicySet, load_policy_file
 from webhook.vocab.gates import FeatureGates
 
 Json = dict[str, t.Any]

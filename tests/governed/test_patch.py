@@ -18,7 +18,7 @@ from patch_oracle import check_patch
 from webhook.governed.mutation import mutate_object
 from webhook.governed.patch import assoc, encode_patch, make_patch
 from webhook.governed.validation import validate_object
-from webhook.policy.model import BUILTIN_POLICY_DIR, PolicySet
+from webhook.policy import BUILTIN_POLICY_DIR, PolicySet
 from webhook.vocab.field import FieldPath, Key
 
 Json = dict[str, t.Any]

@@ -17,7 +17,7 @@ from webhook.governed.mutation import mutate_object
 from webhook.governed.stamping import stamp_child, stamp_pod
 from webhook.governed.validation import validate_object
 from webhook.governed.workloads import compile_object, pod_group_name
-from webhook.policy.model import PolicySet, load_policy_file
+from webhook.policy import PolicySet, load_policy_file
 from webhook.vocab.errors import PolicyError
 from webhook.vocab.gates import FeatureGates
 

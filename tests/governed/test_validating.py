@@ -18,7 +18,7 @@ import yaml
 
 from webhook.governed.result import Status
 from webhook.governed.validation import validate_object
-from webhook.policy.model import PolicySet
+from webhook.policy import PolicySet
 from webhook.vocab.errors import PolicyError
 from webhook.vocab.field import FieldPath, aggregate
 from webhook.vocab.gates import FeatureGates

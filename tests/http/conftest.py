@@ -20,7 +20,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from webhook import certs
-from webhook.policy.model import PolicySet
+from webhook.policy import PolicySet
 from webhook.server.app import create_app
 from webhook.server.settings import Settings
 

@@ -21,7 +21,7 @@ from webhook import certs
 from webhook.admission import handler
 from webhook.admission.response import limit_warnings
 from webhook.admission.review import MAX_BODY_BYTES
-from webhook.policy.model import PolicySet
+from webhook.policy import PolicySet
 from webhook.server import metrics
 from webhook.server.app import create_app
 from webhook.server.probes import create_probe_app

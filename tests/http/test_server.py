@@ -34,7 +34,7 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from golden import GoldenCase, discover_cases, error_keys
 
 from webhook import certs
-from webhook.policy.model import PolicySet
+from webhook.policy import PolicySet
 from webhook.server import metrics
 from webhook.server.app import create_app
 from webhook.server.serving import WaspServer

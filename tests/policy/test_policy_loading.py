@@ -8,7 +8,7 @@ import pytest
 
 from webhook.governed.result import Status
 from webhook.governed.validation import validate_object
-from webhook.policy.model import NodeSpec, PolicySet, load_policy_file
+from webhook.policy import NodeSpec, PolicySet, load_policy_file
 from webhook.vocab.errors import PolicyError
 from webhook.vocab.field import FieldPath
 

@@ -22,7 +22,7 @@ from webhook.governed.validation import validate_object
 
 if t.TYPE_CHECKING:
     from webhook.admission.review import AdmissionResponse, Request
-    from webhook.policy.model import PolicySet
+    from webhook.policy import PolicySet
 
 __all__ = ["Answer", "Outcome", "handle_mutate", "handle_validate", "internal_error"]
 

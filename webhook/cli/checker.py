@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from webhook.cli.loader import STDIN, Document, LoadError, load_source, locate
 from webhook.governed.result import Status
 from webhook.governed.validation import validate_object
-from webhook.policy.model import PolicySet
+from webhook.policy import PolicySet
 from webhook.vocab.field import OMIT, FieldError
 
 __all__ = [

@@ -28,7 +28,7 @@ from webhook.governed.result import Status
 from webhook.governed.tree import get_path
 from webhook.governed.validation import validate_object
 from webhook.governed.workloads import compile_object
-from webhook.policy.model import Policy, PolicySet
+from webhook.policy import Policy, PolicySet
 from webhook.vocab.errors import BuildError
 from webhook.vocab.gates import FeatureGates
 

@@ -83,7 +83,7 @@ def example_review() -> dict[str, t.Any]:
 
 
 def _dev_certs(state_dir: Path) -> tuple[Path, Path, Path]:
-    from webhook.certs.bundle import ensure_dev_certs
+    from webhook.certs import ensure_dev_certs
 
     dev = ensure_dev_certs(state_dir, now=datetime.now(UTC))
     verb = "created" if dev.created else "reusing"
@@ -228,7 +228,7 @@ def _run(settings: Settings) -> None:
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
     arbiter = os.getpid()
     try:
-        from webhook.policy.model import PolicySet
+        from webhook.policy import PolicySet
         from webhook.server.app import create_app
         from webhook.server.serving import WaspServer
 

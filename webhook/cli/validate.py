@@ -18,7 +18,7 @@ import click
 from webhook.cli import checker
 from webhook.cli.loader import STDIN, expand_paths
 from webhook.cli.reporters import REPORTERS
-from webhook.policy.model import PolicySet
+from webhook.policy import PolicySet
 from webhook.vocab.errors import WaspError
 from webhook.vocab.gates import DEFAULT_GATES, FeatureGates
 

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from webhook.governed.patch import assoc
 from webhook.governed.tree import ObjectNode, build_tree, get_path
 from webhook.governed.validation import validate_governed
-from webhook.policy.model import DefaultRule, Policy, PolicySet
+from webhook.policy import DefaultRule, Policy, PolicySet
 from webhook.vocab.field import FieldPath
 
 if t.TYPE_CHECKING:

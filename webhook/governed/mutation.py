@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from webhook.governed.defaulting import Defaulted, default_object
 from webhook.governed.patch import PatchOp, make_patch
 from webhook.governed.stamping import Stamped, child_template_of, stamp_child, stamp_pod
-from webhook.policy.model import PolicySet
+from webhook.policy import PolicySet
 from webhook.vocab.field import FieldPath
 
 __all__ = ["Defaulted", "Mutation", "Stamped", "default_object", "mutate_object", "stamp_child", "stamp_pod"]

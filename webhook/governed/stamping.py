@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from webhook.governed.patch import assoc
 from webhook.governed.tree import get_path
 from webhook.governed.workloads import leaf_template_name, pod_group_name
-from webhook.policy.model import ChildTemplate, NodeSpec, Policy, PolicySet
+from webhook.policy import ChildTemplate, NodeSpec, Policy, PolicySet
 from webhook.vocab.field import FieldPath
 from webhook.vocab.formats import dns_label
 from webhook.vocab.gates import FeatureGates

@@ -17,7 +17,7 @@ from webhook.compiler.types import (
     WorkloadInput,
     WorkloadItem,
 )
-from webhook.policy.model import NodeSpec, Policy
+from webhook.policy import NodeSpec, Policy
 from webhook.vocab.field import FieldError, FieldPath, Key, required, too_many, type_invalid
 
 __all__ = [

@@ -22,7 +22,7 @@ from webhook.vocab.equality import semantic_equal
 from webhook.vocab.field import FieldError, FieldPath, forbidden, invalid
 
 if t.TYPE_CHECKING:
-    from webhook.policy.model import Policy
+    from webhook.policy import Policy
 
 __all__ = ["update_errors"]
 

@@ -22,7 +22,7 @@ from webhook.declarative import NO_OLD, BlockType, validate_block
 from webhook.governed.result import Result, Status
 from webhook.governed.tree import ObjectNode, build_tree, get_path
 from webhook.governed.updates import update_errors
-from webhook.policy.model import Policy, PolicySet
+from webhook.policy import Policy, PolicySet
 from webhook.vocab.equality import semantic_equal
 from webhook.vocab.field import FieldError, duplicate, forbidden, invalid, required
 from webhook.vocab.formats import dns_label

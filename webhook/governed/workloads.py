@@ -15,7 +15,7 @@ from webhook.compiler.builder import Builder
 from webhook.compiler.names import generate_pod_group_name, generate_workload_name
 from webhook.compiler.types import BuildOptions
 from webhook.governed.tree import ObjectNode, build_tree
-from webhook.policy.model import NodeSpec, Policy
+from webhook.policy import NodeSpec, Policy
 from webhook.vocab.errors import BuildError
 
 __all__ = [

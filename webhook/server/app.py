@@ -22,7 +22,7 @@ from flask import Flask, Response, request
 from webhook.admission.handler import Answer, handle_mutate, handle_validate, internal_error
 from webhook.admission.response import errored, review
 from webhook.admission.review import OPERATIONS, MalformedReview, Request, parse_review
-from webhook.policy.model import PolicySet
+from webhook.policy import PolicySet
 from webhook.scheduling_objects import VALIDATORS
 from webhook.server import metrics
 from webhook.server.logs import REVIEW_LOGGER, Entry, ReviewLog

@@ -3,7 +3,7 @@
 gunicorn calls its ``ssl_context`` server hook for *every* accepted connection (gunicorn
 ``sock.ssl_wrap_socket``, in the worker thread that handshakes), so handing it the context
 held here is enough to rotate: at most every ``interval`` seconds the files' fingerprint is
-compared; a changed pair is checked with :func:`webhook.certs.bundle.problems` and, if it can
+compared; a changed pair is checked with :func:`webhook.certs.problems` and, if it can
 serve, a fresh context replaces the old one for *new* connections. Connections already
 open, and the reviews on them, keep the context they handshook with, so nothing in flight
 is dropped and no worker or pod restarts.

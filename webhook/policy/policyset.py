@@ -1,0 +1,65 @@
+"""``PolicySet``: the loaded policies and the assumed feature gates, looked up per review."""
+
+from __future__ import annotations
+
+import typing as t
+from pathlib import Path
+
+from webhook.policy.loading import load_policies
+from webhook.policy.model import BUILTIN_POLICY_DIR, Policy
+from webhook.vocab.errors import PolicyError
+from webhook.vocab.gates import DEFAULT_GATES, FeatureGates
+
+__all__ = ["PolicySet"]
+
+
+class PolicySet:
+    """The loaded policies plus the assumed feature gates; immutable after construction.
+
+    A policy whose ``metadata.name`` equals an earlier one's replaces it (so a platform team
+    can override a built-in policy); two different policies for the same kind are an error.
+    """
+
+    def __init__(self, policies: t.Iterable[Policy] = (), *, gates: FeatureGates = DEFAULT_GATES) -> None:
+        by_name: dict[str, Policy] = {}
+        for policy in policies:
+            by_name[policy.name] = policy
+        self.gates = gates
+        self.policies: tuple[Policy, ...] = tuple(by_name.values())
+        self._by_kind: dict[tuple[str, str], Policy] = {}
+        for policy in self.policies:
+            key = (policy.group, policy.kind)
+            other = self._by_kind.get(key)
+            if other is not None:
+                raise PolicyError(
+                    f"{policy.source}: policy {policy.name!r} targets {policy.group or 'core'}/{policy.kind}, "
+                    f"already governed by policy {other.name!r} ({other.source}); give it the same "
+                    "metadata.name to replace that policy"
+                )
+            self._by_kind[key] = policy
+        # Keyed by the apiVersion as objects spell it, so a review's lookup is one dict probe.
+        self._served: dict[tuple[str, str], Policy] = {
+            (f"{p.group}/{v}" if p.group else v, p.kind): p for p in self.policies for v in p.versions
+        }
+        self.warnings: tuple[str, ...] = tuple(w for p in self.policies for w in p.warnings)
+
+    @classmethod
+    def load(
+        cls, locations: t.Iterable[Path] = (), *, builtin: bool = True, gates: FeatureGates = DEFAULT_GATES
+    ) -> PolicySet:
+        found = load_policies([BUILTIN_POLICY_DIR]) if builtin else []
+        return cls([*found, *load_policies(locations)], gates=gates)
+
+    def for_kind(self, api_version: str, kind: str) -> Policy | None:
+        """The policy governing objects of this apiVersion (``group/version``, or ``version``
+        for the core group) and kind, or ``None``."""
+        return self._served.get((api_version, kind))
+
+    def for_object(self, obj: t.Mapping[str, t.Any]) -> Policy | None:
+        api_version, kind = obj.get("apiVersion"), obj.get("kind")
+        if not isinstance(api_version, str) or not isinstance(kind, str):
+            return None
+        return self.for_kind(api_version, kind)
+
+    def with_gates(self, gates: FeatureGates) -> PolicySet:
+        return PolicySet(self.policies, gates=gates)
