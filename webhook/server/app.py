@@ -25,7 +25,7 @@ from webhook.admission.review import OPERATIONS, MalformedReview, Request, parse
 from webhook.policy import PolicySet
 from webhook.scheduling_objects import VALIDATORS
 from webhook.server import metrics
-from webhook.server.logs import REVIEW_LOGGER, Entry, ReviewLog
+from webhook.server.logs import REVIEW_LOGGER, ReviewEntry, ReviewLog
 from webhook.server.tls import CertReloader, LoadedPair
 
 if t.TYPE_CHECKING:
@@ -236,18 +236,21 @@ def _record(state: WaspState, endpoint: str, parsed: Request | None, answer: Ans
         code = status.get("code")
         if answer.outcome == "malformed":
             error = status.get("message")
-    # ReviewEntry's fields as a plain tuple (logs.Entry, cheaper to build than the NamedTuple);
-    # the line is formatted (latency rounded, the log level checked) with its batch, off the
-    # review path (logs.ReviewLog).
-    entry: Entry
-    if parsed is None:
-        entry = (endpoint, uid, None, None, None, None, None, answer.outcome, _PID[0], elapsed * 1000,
-                 code, error, None)  # fmt: skip
-    else:
-        entry = (
-            endpoint, uid, parsed.kind["kind"], parsed.namespace, parsed.name, parsed.operation,
-            parsed.dry_run, answer.outcome, _PID[0], elapsed * 1000, code, error, answer.causes or None,
-        )  # fmt: skip
+    entry = ReviewEntry(
+        endpoint=endpoint,
+        uid=uid,
+        kind=None if parsed is None else parsed.kind["kind"],
+        namespace=None if parsed is None else parsed.namespace,
+        name=None if parsed is None else parsed.name,
+        operation=None if parsed is None else parsed.operation,
+        dry_run=None if parsed is None else parsed.dry_run,
+        outcome=answer.outcome,
+        pid=_PID[0],
+        latency_ms=elapsed * 1000,
+        code=code,
+        error=error,
+        causes=answer.causes or None,
+    )
     REVIEW_LINES.write(entry)
 
 

@@ -13,7 +13,6 @@ words or ``""``, ``outcome`` one of :data:`webhook.admission.handler.Outcome`.
 
 from __future__ import annotations
 
-import bisect
 import os
 import sys
 import types
@@ -142,25 +141,17 @@ def flush() -> None:
 
 def _publish(observations: list[Observation]) -> None:
     requests: dict[tuple[str, str, str, str], int] = {}
-    latency: dict[str, list[float]] = {}  # per endpoint: one count per bucket (+Inf last), sum
+    latency: dict[str, list[float]] = {}
     for endpoint, kind, operation, outcome, seconds in observations:
         key = (endpoint, kind, operation, outcome)
         requests[key] = requests.get(key, 0) + 1
-        counts = latency.get(endpoint)
-        if counts is None:
-            counts = latency[endpoint] = [0.0] * (len(LATENCY_BUCKETS) + 2)
-        counts[bisect.bisect_left(LATENCY_BUCKETS, seconds)] += 1  # le: the first bound >= seconds
-        counts[-1] += seconds
+        latency.setdefault(endpoint, []).append(seconds)
     for key, count in requests.items():
         REQUESTS.labels(*key).inc(count)
-    for endpoint, counts in latency.items():
-        # prometheus_client has no batched observe; its children keep one value per bucket
-        # (stored non-cumulatively) plus the sum, and are written here directly.
+    for endpoint, samples in latency.items():
         child = LATENCY.labels(endpoint)
-        for value, observed in zip(child._buckets, counts[:-1], strict=True):
-            if observed:
-                value.inc(observed)
-        child._sum.inc(counts[-1])
+        for seconds in samples:
+            child.observe(seconds)
     IN_FLIGHT.set(_in_flight())
 
 
