@@ -42,11 +42,6 @@ class Answer(t.NamedTuple):
     causes: int = 0
 
 
-# Module constants: an Enum member read through its class costs more than a global, per review.
-_VALID: t.Final = Status.VALID
-_SKIPPED: t.Final = Status.SKIPPED
-
-
 def handle_validate(request: Request, policies: PolicySet) -> Answer:
     """Judge ``request.object`` (against ``request.old_object`` on UPDATE).
 
@@ -58,9 +53,9 @@ def handle_validate(request: Request, policies: PolicySet) -> Answer:
     old = request.old_object if request.operation == "UPDATE" else None
     result = validate_object(request.object, old, policies=policies)
     status = result.status
-    if status is _VALID:
+    if status is Status.VALID:
         return Answer(allowed(uid, result.warnings), "allowed")
-    if status is _SKIPPED:
+    if status is Status.SKIPPED:
         return Answer(allowed(uid), "skipped")
     if status is Status.ERROR:
         # The review was well formed but its object cannot be judged (e.g. null on CREATE).

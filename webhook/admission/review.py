@@ -130,8 +130,7 @@ class Request(t.NamedTuple):
     """The parts of ``request`` the handlers read; ``raw`` is the decoded request itself.
 
     ``object``/``old_object`` are ``None`` when absent or null (``old_object`` on CREATE,
-    ``object`` on DELETE). Immutable; a NamedTuple because it is built once per review and
-    a frozen dataclass's ``__init__`` costs several times more.
+    ``object`` on DELETE). Immutable; a NamedTuple, the lightest immutable record.
     """
 
     uid: str

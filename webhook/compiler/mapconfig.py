@@ -121,13 +121,11 @@ def map_resource_claims(value: object) -> list[ResourceClaim]:
 
 def map_leaf(inp: WorkloadInput) -> SchedulingConfig:
     """The leaf slots of ``inp`` as a partial config (unset fields are ``None``/empty)."""
-    # Absent blocks (most of them, on most nodes) skip their mapper.
-    constraints, disruption, claims = inp.constraints.leaf, inp.disruption_mode.leaf, inp.resource_claims.leaf
     return SchedulingConfig(
         map_policy(inp.policy.leaf, count_field="minCount"),
-        None if constraints is None else map_constraints(constraints),
-        None if disruption is None else map_disruption_mode(disruption),
-        [] if claims is None else map_resource_claims(claims),
+        map_constraints(inp.constraints.leaf),
+        map_disruption_mode(inp.disruption_mode.leaf),
+        map_resource_claims(inp.resource_claims.leaf),
     )
 
 

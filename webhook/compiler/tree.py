@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from webhook.compiler.types import EMPTY_INPUT, WorkloadItem
+from webhook.compiler.types import WorkloadItem
 
 __all__ = ["check_tree"]
 
@@ -12,9 +12,6 @@ __all__ = ["check_tree"]
 def _slot_problem(item: WorkloadItem) -> str | None:
     # WorkloadInput is a tuple of its four slots; each slot holds leaf and composite data.
     # A slot is filled when non-None, except that an empty claims list fills nothing.
-    # (Loops rather than any(generator): this runs for every node of every review.)
-    if item.input is EMPTY_INPUT:
-        return None  # the shared all-empty input (a bare node, or no blocks): nothing is filled
     if item.children:
         for slot in item.input:
             if slot.leaf is not None and slot.leaf != []:
@@ -34,9 +31,6 @@ def check_tree(root: WorkloadItem) -> str | None:
     Problems: a nil node, an empty name, a name used twice anywhere in the tree, a node
     that fills slots of the other kind (leaf vs composite).
     """
-    if root is not None and not root.children:
-        # A single leaf, the shape of most objects: no stack, no name set.
-        return _node_problem(root, None, 0) or _slot_problem(root)
     seen: set[str] = set()
     # (item, parent, index): where a node sits is spelled out only for a problem.
     stack: list[tuple[WorkloadItem | None, WorkloadItem | None, int]] = [(root, None, 0)]

@@ -122,8 +122,6 @@ def _structural(nodes: list[ObjectNode], old_root: ObjectNode | None) -> list[Fi
 
 
 def _dedupe(errors: list[FieldError]) -> list[FieldError]:
-    if len(errors) < 2:
-        return errors
     seen: set[tuple[str, str, str]] = set()
     out = []
     for err in errors:
@@ -135,8 +133,6 @@ def _dedupe(errors: list[FieldError]) -> list[FieldError]:
 
 
 def _duplicate_template_names(nodes: list[ObjectNode]) -> list[FieldError]:
-    if len(nodes) == 1:
-        return []
     seen: set[str] = set()
     errors = []
     for node in nodes:

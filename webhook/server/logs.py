@@ -105,8 +105,8 @@ def _ms(latency_ms: object) -> object:
 class ReviewLog:
     """Writes the one-per-review line in :class:`JsonFormatter`'s format, straight to the stream.
 
-    Going through ``logging`` (record, formatter, handler) costs ~35 µs per line, a fifth of
-    a whole review. Here a review only queues a :class:`ReviewEntry` (a tuple of scalars); a
+    Going through ``logging`` (record, formatter, handler) for every review would cost a
+    sizeable share of the review itself (benchmarks/README.md). Here a review only queues a :class:`ReviewEntry` (a tuple of scalars); a
     flush formats the batch (the fixed head of a line is bytes cached per second, the fields
     one ``orjson.dumps``) and writes it in one ``write(2)``. It honours the level of the
     ``wasp.review`` logger (checked per batch, so reviews answered before a level change may

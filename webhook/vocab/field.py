@@ -52,15 +52,6 @@ class FieldPath:
     """An immutable field path. ``FieldPath()`` is the empty path (renders as "")."""
 
     segments: tuple[Segment, ...] = ()
-    # ``segments`` again when every one is a field name (policy paths nearly always are), so
-    # path walks can skip a type check per step; derived, so not part of equality or repr.
-    names: tuple[str, ...] | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        for seg in self.segments:
-            if type(seg) is not str:
-                return
-        object.__setattr__(self, "names", self.segments)
 
     @classmethod
     def of(cls, *segments: Segment) -> FieldPath:
