@@ -2,7 +2,7 @@
 
 Run: ``python benchmarks/bench_patch.py``. Prints the median per call (µs) of each, and the
 ratio, for the two mutations the webhook makes: a Job default and a Pod stamp. The objects
-are about the size of measurements.md §4's (a 2.7 KB Job, a 2.4 KB Pod).
+are about the size of docs/design.md §11.4's (a 2.7 KB Job, a 2.4 KB Pod).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ Prints the median microseconds per call, side by side, for:
   so its verdict is incomplete and it is shown for scale only),
 * ``validate_block`` (normalisation + fast verdict, + reference enumeration when invalid),
 
-on a full valid ``SchedulingConfiguration`` (api.md §6.1), on each of its blocks, on the
+on a full valid ``SchedulingConfiguration`` (docs/design.md §7.7), on each of its blocks, on the
 "whole Job review" calling pattern (shallow embedding + one call per block), and on an
 invalid configuration.
 

@@ -1,4 +1,4 @@
-"""Functional-option builders for compiler inputs (style.md rule 11).
+"""Functional-option builders for compiler inputs.
 
 Every test that needs a WorkloadItem tree, a default config or builder options makes it
 here, so a table row reads like the behaviour it checks:

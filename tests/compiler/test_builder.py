@@ -1,5 +1,5 @@
-"""``Builder.build_workload``: behaviour-table rows 30–47, the merge order of §2.4, the
-compilation rules of §2.5, and a property test over random trees.
+"""``Builder.build_workload``: behaviour-table rows 30–47, the merge order of docs/design.md §6.4, the
+compilation rules of docs/design.md §6.7, and a property test over random trees.
 """
 
 from __future__ import annotations
@@ -137,7 +137,7 @@ BUILD_CASES = [
             )
         ),
     ),
-    # ---------------------------------------------------------------- merge order (§2.4)
+    # ---------------------------------------------------------------- merge order (docs/design.md §6.4)
     BuildCase(
         "a user gang{} replaces a default gang 4 entirely, so a callback must fill minCount",
         leaf(policy=gang(), default=config("gang", 4), callbacks=[default_min_count(7)]),
@@ -176,7 +176,7 @@ BUILD_CASES = [
             )
         ),
     ),
-    # ---------------------------------------------------------------- compilation (§2.5)
+    # ---------------------------------------------------------------- compilation (docs/design.md §6.7)
     BuildCase(
         "a leaf with every block set compiles every field, priority and preemptionPolicy never",
         leaf(

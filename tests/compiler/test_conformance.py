@@ -1,14 +1,14 @@
-"""Compiled objects against the 1.37 wire schemas and client models (api.md §6, §7.1, §7.2).
+"""Compiled objects against the 1.37 wire schemas and client models (docs/design.md §7.7, §7.1, docs/design.md §10).
 
 Every Workload, PodGroup and CompositePodGroup the compiler emits must
 
 * pass ``kubernetes_validate.validate(obj, "1.37.0", strict=True)`` (structure, no unknown
   fields; CompositePodGroup is ``v1alpha3``), and
 * survive a round trip through the ``kubernetes`` 37 models unchanged: ``from_dict`` drops
-  unknown keys silently (§7.1), so equality after ``sanitize_for_serialization`` proves
+  unknown keys silently (docs/design.md §10), so equality after ``sanitize_for_serialization`` proves
   that no field wasp set is lost.
 
-The objects are realistic: the worked example of workloadbuilder.md §4.5, the api.md §6.2/§6.3
+The objects are realistic: the worked example of docs/design.md §7.2, the docs/design.md §7.7/§6.3
 example, and a composite tree with every block set.
 """
 
@@ -69,7 +69,7 @@ def workload_owner(workload: Json, uid: str) -> Json:
 
 
 def job_item(job: str, scheduling: Json, *, parallelism: int, priority_class_name: str = "") -> t.Any:
-    """The Job controller's single leaf (workloadbuilder.md §4.3)."""
+    """The Job controller's single leaf (docs/design.md §4.2)."""
     return leaf(
         f"{job}-pgt-0",
         policy=scheduling.get("schedulingPolicy"),
@@ -170,8 +170,8 @@ class Obj:
 OBJECTS = [
     Obj("the worked-example Workload trainer-7dccc85c97", lambda: TRAINER_WORKLOAD),
     Obj("the worked-example PodGroup trainer-7dccc85c97-trainer-pgt-0-5bbdf84755", lambda: TRAINER_POD_GROUP),
-    Obj("the api.md §6.2 Workload with gang 8, topology, all and a claim", lambda: LLM_WORKLOAD),
-    Obj("the api.md §6.3 PodGroup with every template field copied", lambda: LLM_POD_GROUP),
+    Obj("the docs/design.md §7.7 Workload with gang 8, topology, all and a claim", lambda: LLM_WORKLOAD),
+    Obj("the docs/design.md §7.7 PodGroup with every template field copied", lambda: LLM_POD_GROUP),
     Obj("a composite-tree Workload with every block set", lambda: COMPOSITE_WORKLOAD),
     Obj(
         "a PodGroup for a top-level leaf of the composite tree",

@@ -1,4 +1,4 @@
-"""Mapping user blocks to the IR (§2.3) and resolution (§2.4): row 54 and the mapper rules."""
+"""Mapping user blocks to the IR (docs/design.md §6.3) and resolution (docs/design.md §6.4): row 54 and the mapper rules."""
 
 from __future__ import annotations
 
@@ -183,7 +183,7 @@ CASES = [
         lambda: map_leaf(leaf_input(policy={"basic": {}, "priorityClassName": "x"})).priority_class_name,
         "",
     ),
-    # ---------------------------------------------------------------- resolution (§2.4)
+    # ---------------------------------------------------------------- resolution (docs/design.md §6.4)
     Case(
         "a user gang{} replaces a default gang 4 as a whole",
         lambda: resolve(leaf(policy=gang(), default=config("gang", 4))).policy,
@@ -208,7 +208,7 @@ def test_mapping(case: Case) -> None:
 
 
 def test_callbacks_see_copies_never_the_callers_objects() -> None:
-    """No aliasing (§2.3): a callback that mutates everything it sees changes no input."""
+    """No aliasing (docs/design.md §6.3): a callback that mutates everything it sees changes no input."""
     claims = [claim("a", ref="ra")]
     default = config("gang", 4, disruption="single", topology=["zone"], claims=[ResourceClaim("d", "rd")])
     blocks = (gang(2), topology("rack"), claims)

@@ -1,4 +1,4 @@
-"""Naming (§3.6): row 55's upstream vectors and the 253-character truncation branches."""
+"""Naming (docs/design.md §6.10): row 55's upstream vectors and the 253-character truncation branches."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 
 
 def reference_hash(data: str) -> str:
-    """An independent FNV-1a 32 + SafeEncodeString, straight from the §3.6 description."""
+    """An independent FNV-1a 32 + SafeEncodeString, straight from the docs/design.md §6.10 description."""
     h = 2166136261
     for byte in data.encode():
         h = ((h ^ byte) * 16777619) % 2**32

@@ -1,5 +1,5 @@
 """``new_pod_group`` / ``new_composite_pod_group`` and existing-workload builders: rows 48–53,
-the decision-19 deviation, and the CompositePodGroup counterpart (§3.4, §3.5).
+the decision-19 deviation, and the CompositePodGroup counterpart (docs/design.md §6.8, docs/design.md §6.9).
 """
 
 from __future__ import annotations
@@ -187,7 +187,7 @@ CASES = [
             namespace="team",
         ),
     ),
-    # ---------------------------------------------------------------- lookup (decision 19)
+    # ---------------------------------------------------------------- lookup (docs/decisions.md §19)
     Case(
         "decision-19: wasp finds a leaf template nested under composites",
         built_tree,

@@ -1,4 +1,4 @@
-"""``Builder.validate``: behaviour-table rows 1–29, plus the allow-list and path rules of §3.2.
+"""``Builder.validate``: behaviour-table rows 1–29, plus the allow-list and path rules of docs/design.md §6.6.
 
 Every row asserts on ``(cause type, field path)`` pairs. Wording is asserted only where
 the spec makes it contract (the basic+all message and the allow-list literals).
@@ -250,7 +250,7 @@ CASES = [
         [(INTERNAL, "")],
         existing=EXISTING_WORKLOAD,
     ),
-    # ---------------------------------------------------------------- allow-lists (§3.2, pitfall 2)
+    # ---------------------------------------------------------------- allow-lists (docs/design.md §6.6, pitfall 2)
     Case(
         "allow-lists deny by default: empty options reject an unwritten (resolved Basic) policy",
         leaf(),
@@ -562,7 +562,7 @@ def test_contract_messages(case: MessageCase) -> None:
 
 
 def test_validate_rejects_an_empty_name_before_any_callback_runs() -> None:
-    """An empty name is rejected before any callback runs (§2.5), in Validate as in Build."""
+    """An empty name is rejected before any callback runs (docs/design.md §6.7), in Validate as in Build."""
     recorder = Recorder()
     errors = Builder(leaf("", callbacks=[recorder]), options()).validate()
     assert [e.key() for e in errors] == [(INTERNAL, "spec.scheduling")]
@@ -570,7 +570,7 @@ def test_validate_rejects_an_empty_name_before_any_callback_runs() -> None:
 
 
 def test_validate_runs_callbacks_on_the_resolved_config() -> None:
-    """Validate resolves each node like BuildWorkload does, callbacks included (§2.4)."""
+    """Validate resolves each node like BuildWorkload does, callbacks included (docs/design.md §6.4)."""
     recorder = Recorder()
     assert Builder(leaf(policy=gang(2), callbacks=[None, recorder]), options()).validate() == []
     assert recorder.calls == 1

@@ -35,7 +35,7 @@ DUP = "FieldValueDuplicate"
 FORB = "FieldValueForbidden"
 TYPE = "FieldValueTypeInvalid"
 
-# api.md §6.1, the Job's spec.scheduling.
+# docs/design.md §7.7, the Job's spec.scheduling.
 EXAMPLE_JOB_SCHEDULING: dict[str, Any] = {
     "schedulingPolicy": {"gang": {"minCount": 8}},
     "schedulingConstraints": {"topology": [{"key": "topology.kubernetes.io/rack"}]},

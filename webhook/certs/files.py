@@ -26,7 +26,7 @@ __all__ = ["DevCerts", "ensure_dev_certs", "fingerprint", "write_bundle"]
 
 
 def fingerprint(*paths: Path) -> str:
-    """A content hash of ``paths``, to notice that a mounted Secret changed (spec §7 C4).
+    """A content hash of ``paths``, to notice that a mounted Secret changed (docs/design.md §9.9 C4).
 
     A missing or unreadable file hashes to a fixed marker, so this never raises, and a file
     that disappears mid-rotation reads as a change rather than a crash.

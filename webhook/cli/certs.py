@@ -1,4 +1,4 @@
-"""``wasp certs``: create and check the webhook's TLS certificates (spec §7 C1, C2).
+"""``wasp certs``: create and check the webhook's TLS certificates (docs/design.md §9.9 C1, C2).
 
 Results go to stdout and diagnostics to stderr. Exit codes: 0 fine, 1 problems found
 (``check``), 2 usage errors such as an unreadable file or an unusable CA.

@@ -5,10 +5,10 @@ object's UID, so the UID must be known; a placeholder is marked in the output). 
 validated first with the same ``validate_object`` as ``wasp validate``; invalid ones are
 reported on stderr and not compiled.
 
-Jobs follow the 1.37 Job controller (decision 9, workloadbuilder.md §4.4): a standalone Job
+Jobs follow the 1.37 Job controller (docs/decisions.md §9, docs/design.md §7.1): a standalone Job
 gets one Workload and one PodGroup, with a Basic template when it has no
 ``spec.scheduling``; a Job whose pods join a user-managed PodGroup, or that another
-controller owns (CronJob excepted, decision 4), gets none.
+controller owns (CronJob excepted, docs/decisions.md §4), gets none.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Annotation keys for delegated children (upstream ``annotations.go``, decision 5)."""
+"""Annotation keys for delegated children (upstream ``annotations.go``, docs/decisions.md §5)."""
 
 from __future__ import annotations
 

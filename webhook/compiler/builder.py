@@ -206,7 +206,7 @@ class Builder:
     ) -> Json:
         """A PodGroup for the leaf template ``template_name`` (see :func:`podgroup.new_pod_group`).
 
-        wasp finds leaf templates anywhere in the tree (decision 19); ``upstream_lookup=True``
+        wasp finds leaf templates anywhere in the tree (docs/decisions.md §19); ``upstream_lookup=True``
         restricts the lookup to top-level ``podGroupTemplates`` exactly like upstream.
         """
         return podgroup.new_pod_group(

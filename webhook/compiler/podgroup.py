@@ -21,7 +21,7 @@ __all__ = [
 ]
 
 POD_GROUP_API_VERSION: t.Final = "scheduling.k8s.io/v1beta1"
-# CompositePodGroup is served only in v1alpha3 (decision 17).
+# CompositePodGroup is served only in v1alpha3 (docs/decisions.md §17).
 COMPOSITE_API_VERSION: t.Final = "scheduling.k8s.io/v1alpha3"
 
 Json = dict[str, t.Any]

@@ -46,7 +46,7 @@ def _is_zero(v: object) -> bool:
 
 
 def ratcheted(raw: Raw, new: object, old: object, shape: Shape) -> bool:
-    """True when the apiserver would skip this error on update (api.md §2.3)."""
+    """True when the apiserver would skip this error on update (docs/design.md §2.3)."""
     n, o, sh = new, old, shape
     parent_old: object = UNCORRELATED
     for seg in raw.ratchet_loc:

@@ -20,7 +20,7 @@ Contracts (the tests check each):
   actually evaluated (binding a Job costs ~190 µs); in practice that is once per request,
   because a rule with nothing left to fill is never evaluated. An evaluation error or a non-bool result skips the rule with a warning.
 * **minCount stays unset** unless the rule says ``materializeMinCount: true``, so that a
-  change of the pod count keeps resizing the gang (api.md §5.6).
+  change of the pod count keeps resizing the gang (docs/design.md §5.5).
 * **Idempotent.** Rules are applied in passes until a pass changes nothing, so the output
   is a fixpoint and defaulting it again gives an empty patch (reinvocationPolicy
   IfNeeded). Conditions see the object as the previous pass left it: a condition such as

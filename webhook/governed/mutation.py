@@ -5,7 +5,7 @@ It chains the three mutators on a copy-on-write copy of the object and diffs onc
 1. :func:`~webhook.governed.defaulting.default_object`, when a policy governs the object — except
    for a child object of a governed controller (below): the child belongs to its parent's
    Workload, and a ``spec.scheduling`` of its own next to the stamped template would be
-   both a second Workload and Forbidden (decision 3);
+   both a second Workload and Forbidden (docs/decisions.md §3);
 2. :func:`~webhook.governed.stamping.stamp_child`, when the object is a child template of a
    governed kind (``stamping.childTemplates``);
 3. :func:`~webhook.governed.stamping.stamp_pod`, when it is a core/v1 Pod.

@@ -2,7 +2,7 @@
 
 The mutating webhook never builds patch paths by hand: it mutates a copy of the object and
 diffs it against the original. ``jsonpatch.make_patch`` walks the whole object (about
-200 µs for a Job, measurements §4), so :func:`make_patch` only walks the subtrees the
+200 µs for a Job, docs/design.md §11.4), so :func:`make_patch` only walks the subtrees the
 mutator names (``roots``), a few µs for the typical default or stamp.
 
 Diff semantics (checked against ``jsonpatch`` in ``tests/test_patch.py``):

@@ -154,7 +154,7 @@ def _explicit_count(node: ObjectNode, field: str) -> int | None:
 
 
 def _pod_count_bound(node: ObjectNode, errors: list[FieldError], warnings: list[str]) -> None:
-    """``minCount <= pod count`` on the final object (decisions 1 and 10)."""
+    """``minCount <= pod count`` on the final object (docs/decisions.md §1, §10)."""
     if node.spec.composite or node.pod_count is None or node.spec.pod_count is None:
         return
     min_count = _explicit_count(node, "minCount")
@@ -195,7 +195,7 @@ def _unset_gang_count(node: ObjectNode) -> list[FieldError]:
 
 
 def _exclusive_fields(node: ObjectNode, old: Obj | None) -> list[FieldError]:
-    """Decision 3: a block together with a user-managed group (e.g. schedulingGroup) is rejected."""
+    """docs/decisions.md §3: a block together with a user-managed group (e.g. schedulingGroup) is rejected."""
     if node.block is None:
         return []
     errors = []
@@ -219,7 +219,7 @@ def _exclusive_fields(node: ObjectNode, old: Obj | None) -> list[FieldError]:
 def _advice(
     tree: ObjectNode, nodes: list[ObjectNode], gates: FeatureGates, out: list[str], *, any_block: bool
 ) -> None:
-    """Warnings: template names the Workload cannot carry (decision 8), gates that drop blocks (14)."""
+    """Warnings: template names the Workload cannot carry (docs/decisions.md §8), gates that drop blocks (§14)."""
     # An object that has only generateName has no name yet, so its template names are unknown.
     metadata = tree.context.get("metadata")
     named = isinstance(metadata, dict) and bool(metadata.get("name"))

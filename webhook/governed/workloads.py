@@ -30,7 +30,7 @@ __all__ = [
 
 Json = dict[str, t.Any]
 
-# Decision 23: every object wasp creates carries this label and nothing else.
+# docs/decisions.md §23: every object wasp creates carries this label and nothing else.
 MANAGED_BY_LABELS: t.Final = {"app.kubernetes.io/managed-by": "wasp"}
 
 

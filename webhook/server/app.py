@@ -2,8 +2,8 @@
 
 Routes only move bytes: read the body (capped before it is read whole), parse it with
 :func:`webhook.admission.review.parse_review`, call the pure handler, serialise the answer
-with orjson, and record one log line and the metrics. Three failure classes stay apart
-(style rule 5): a bad object is a denial (HTTP 200), a bad request is HTTP 400/413 with an
+with orjson, and record one log line and the metrics. Three failure classes stay apart:
+a bad object is a denial (HTTP 200), a bad request is HTTP 400/413 with an
 AdmissionReview body, a bug in the core is an ``InternalError`` answer for that review only.
 """
 

@@ -1,4 +1,4 @@
-"""Prometheus metrics, correct under several gunicorn workers (spec §7 O1).
+"""Prometheus metrics, correct under several gunicorn workers (docs/design.md §9.9 O1).
 
 Each worker writes its samples to files in ``PROMETHEUS_MULTIPROC_DIR`` (prometheus_client's
 multiprocess mode); the probe server in the arbiter merges them on every scrape. The

@@ -1,7 +1,7 @@
 """Probes and metrics on a separate plain-HTTP port, served from the gunicorn arbiter.
 
 Scraping and kubelet probes never need the serving certificate, and keep working while
-workers restart. ``/readyz`` means *serving* (spec §7 C3, §8.3): the TLS port completes a
+workers restart. ``/readyz`` means *serving* (docs/design.md §9.9 C3, §9.10): the TLS port completes a
 handshake right now and presents a certificate that is currently valid; the policies were
 loaded before any worker started. ``/metrics`` merges every worker's samples.
 """

@@ -1,9 +1,9 @@
 """gunicorn, run programmatically for ``wasp serve``: TLS, gthread workers, hooks.
 
 * ``gthread`` workers keep HTTP/1.1 connections alive, which the apiserver pools and reuses
-  (spec §4 Connections, §8.9); ``reuse_port`` lets the kernel spread those connections over
+  (docs/design.md §9.8, §9.10); ``reuse_port`` lets the kernel spread those connections over
   the workers, and worker recycling (``max_requests``) stays off because with reuse_port it
-  refuses connections while a worker restarts (notes/measurements.md §1).
+  refuses connections while a worker restarts (docs/design.md §11.1).
 * TLS comes from :class:`webhook.server.tls.CertReloader` through gunicorn's per-connection
   ``ssl_context`` hook, so a rotated certificate is used without restarting anything.
 * The arbiter runs the probe/metrics server (:mod:`webhook.server.probes`) from ``when_ready``, marks

@@ -1,6 +1,6 @@
 """``Settings``: everything ``wasp serve`` needs, frozen and checked once at start-up.
 
-``check`` fails fast (style §4, "settings checked at startup"): a server that would only
+``check`` fails fast (settings are checked at start-up): a server that would only
 fail on its first TLS handshake, or on its first review, refuses to start instead, with a
 message that says which file or flag to fix. ``wasp serve`` maps that to exit code 2.
 """
@@ -43,9 +43,9 @@ class Settings:
     # SIGTERM gets this long to finish, which is as long as the apiserver would wait anyway.
     graceful_timeout: int = 8
     # Longer than typical scrape/probe gaps and the apiserver's bursts: pooled connections
-    # stay up so reviews do not pay a TLS handshake each (§4 Connections).
+    # stay up so reviews do not pay a TLS handshake each (docs/design.md §9.8).
     keepalive: int = 30
-    # Seconds between checks of the certificate files for a rotated pair (spec §7 C4).
+    # Seconds between checks of the certificate files for a rotated pair (docs/design.md §9.9 C4).
     cert_poll_interval: float = 2.0
     max_body_bytes: int = MAX_BODY_BYTES
     log_level: str = "info"

@@ -1,4 +1,4 @@
-"""The serving ``SSLContext``, reloaded when the certificate files change (spec §7 C4, §8.2).
+"""The serving ``SSLContext``, reloaded when the certificate files change (docs/design.md §9.9 C4, §9.10).
 
 gunicorn calls its ``ssl_context`` server hook for *every* accepted connection (gunicorn
 ``sock.ssl_wrap_socket``, in the worker thread that handshakes), so handing it the context
@@ -16,7 +16,7 @@ survived.
 Considered and not taken: ``SSLContext.sni_callback`` swapping ``sslobj.context`` (needs
 no gunicorn hook, but adds a per-handshake callback for the same effect), and an arbiter
 SIGHUP reload (restarts workers; with ``reuse_port`` that refuses connections, see
-notes/measurements.md §1).
+docs/design.md §11.1).
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def new_server_context(cert_file: Path, key_file: Path, client_ca_file: Path | N
         context.load_verify_locations(cafile=str(client_ca_file))
         context.verify_mode = ssl.CERT_REQUIRED
     # HTTP/1.1 only: the apiserver pools HTTP/1.1 connections, which spreads them over
-    # workers; h2 would multiplex everything onto one worker (measurements §1).
+    # workers; h2 would multiplex everything onto one worker (docs/design.md §11.1).
     context.set_alpn_protocols(["http/1.1"])
     return context
 

@@ -1,4 +1,4 @@
-"""The feature-gate set wasp assumes the cluster runs with (decision 14).
+"""The feature-gate set wasp assumes the cluster runs with (docs/decisions.md §14).
 
 wasp cannot read the apiserver's gates, so the set is configuration: a policy/chart value
 and a CLI flag. When a block would be dropped or forbidden because its gate is off, the
