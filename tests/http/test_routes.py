@@ -72,7 +72,12 @@ def test_an_invalid_job_is_denied_with_forbidden_and_one_cause_per_error(client:
         "code": 403,
         "reason": "Forbidden",
         "message": f"{field}: {body}",
-        "details": {"causes": [{"type": "FieldValueInvalid", "field": field, "message": body}]},
+        # "reason" is metav1.StatusCause's key for the type; "type" repeats it (docs/decisions.md §15).
+        "details": {
+            "causes": [
+                {"reason": "FieldValueInvalid", "type": "FieldValueInvalid", "field": field, "message": body}
+            ]
+        },
     }
     assert "patch" not in response and "patchType" not in response
 

@@ -68,7 +68,12 @@ def denied(uid: str, errors: t.Sequence[FieldError], warnings: t.Iterable[str] =
         "reason": "Forbidden",
         "message": aggregate(errors),
         "details": {
-            "causes": [{"type": e.type.value, "field": str(e.field), "message": e.body()} for e in errors]
+            # metav1.StatusCause carries the error type under the JSON key "reason"; "type" is
+            # kept beside it for the clients that read this webhook's answers directly.
+            "causes": [
+                {"reason": e.type.value, "type": e.type.value, "field": str(e.field), "message": e.body()}
+                for e in errors
+            ]
         },
     }
     return _with_warnings({"uid": uid, "allowed": False, "status": status}, warnings)

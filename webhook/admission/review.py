@@ -75,7 +75,8 @@ class AdmissionRequest(t.TypedDict, total=False):
 
 
 class StatusCause(t.TypedDict):
-    type: str
+    reason: str  # the error type, under metav1.StatusCause's JSON key
+    type: str  # the same, as this webhook has always written it
     field: str
     message: str
 
