@@ -31,8 +31,8 @@ _IMMUTABLE = "field is immutable"
 
 def _elastic(node: ObjectNode, old: ObjectNode) -> list[FieldError]:
     new_block, old_block = node.block, old.block
-    if semantic_equal(new_block, old_block):
-        return []  # unchanged (or absent before and after): no rule can fire
+    if new_block is None and old_block is None:
+        return []
     if old_block is None:
         return [invalid(node.path, new_block, "field cannot be set once created", origin="update")]
     if new_block is None:
@@ -89,17 +89,16 @@ def _immutable(node: ObjectNode, old: ObjectNode) -> list[FieldError]:
     return []
 
 
-def _structure(nodes: list[ObjectNode], old_nodes: list[ObjectNode]) -> list[FieldError]:
+def _structure(nodes: list[ObjectNode], stored: t.Mapping[str, ObjectNode]) -> list[FieldError]:
     """Items added to or removed from a repeated part of the tree (``forEach`` nodes)."""
     new_names = {n.template_name for n in nodes}
-    old_names = {n.template_name for n in old_nodes}
     errors = []
     for node in nodes:
-        if node.spec.for_each is not None and node.template_name not in old_names:
+        if node.spec.for_each is not None and node.template_name not in stored:
             errors.append(forbidden(node.context_path, "item may not be added", origin="update"))
     removed_lists = {
         (n.context_path.segments[:-1], n.spec.id)
-        for n in old_nodes
+        for n in stored.values()
         if n.spec.for_each is not None and n.template_name not in new_names
     }
     for segments, _ in sorted(removed_lists, key=str):
@@ -107,16 +106,17 @@ def _structure(nodes: list[ObjectNode], old_nodes: list[ObjectNode]) -> list[Fie
     return errors
 
 
-def update_errors(policy: Policy, tree: ObjectNode, old_tree: ObjectNode) -> list[FieldError]:
-    """Errors of the change from ``old_tree`` to ``tree`` under the policy's update rules."""
+def update_errors(
+    policy: Policy, nodes: list[ObjectNode], stored: t.Mapping[str, ObjectNode]
+) -> list[FieldError]:
+    """Errors of the change to the tree ``nodes`` (pre-order) under the policy's update rules;
+    ``stored`` maps each template name of the stored object's tree to its node."""
     if policy.update_rules == "none":
         return []
     rule = _elastic if policy.update_rules == "elastic" else _immutable
-    nodes, old_list = tree.walk(), old_tree.walk()
-    errors = _structure(nodes, old_list)
-    old_nodes = {n.template_name: n for n in old_list}
+    errors = _structure(nodes, stored)
     for node in nodes:
-        old = old_nodes.get(node.template_name)
+        old = stored.get(node.template_name)
         if old is not None:
             errors.extend(rule(node, old))
     return errors

@@ -89,8 +89,10 @@ def validate_governed(
     nodes = tree.walk()
     errors.extend(_duplicate_template_names(nodes))
     old_root = build_tree(policy, old, counts=False)[0] if old is not None else None
+    # Old and new nodes pair by template name (unique in a valid tree), for every rule below.
+    stored = {n.template_name: n for n in old_root.walk()} if old_root is not None else {}
     if policy.declarative_validation:
-        errors.extend(_structural(nodes, old_root))
+        errors.extend(_structural(nodes, stored))
     # The compiler's tree check would report an unusable tree as an InternalError; those
     # trees (duplicate template names, composites left without children) were already
     # reported at the user's fields above.
@@ -102,21 +104,20 @@ def validate_governed(
         errors.extend(_unset_gang_count(node))
         errors.extend(_exclusive_fields(node, old))
     if old_root is not None:
-        errors.extend(update_errors(policy, tree, old_root))
+        errors.extend(update_errors(policy, nodes, stored))
     _advice(tree, nodes, gates, warnings, any_block=present)
     return _dedupe(errors), warnings
 
 
-def _structural(nodes: list[ObjectNode], old_root: ObjectNode | None) -> list[FieldError]:
+def _structural(nodes: list[ObjectNode], stored: t.Mapping[str, ObjectNode]) -> list[FieldError]:
     """The structural layer of every node's embedding, blocks included, at the user's paths."""
-    old_blocks = {n.template_name: n.block for n in old_root.walk()} if old_root is not None else {}
     errors = []
     for node in nodes:
         if node.block is None:
             continue
         block_type = BlockType.COMPOSITE_SCHEDULING if node.spec.composite else BlockType.SCHEDULING
-        previous = old_blocks.get(node.template_name)
-        old = previous if previous is not None else NO_OLD
+        previous = stored.get(node.template_name)
+        old = previous.block if previous is not None and previous.block is not None else NO_OLD
         errors.extend(validate_block(block_type, node.block, node.path, old=old))
     return errors
 
