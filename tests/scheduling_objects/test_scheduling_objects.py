@@ -130,7 +130,7 @@ def patched(obj: dict[str, t.Any], path: str, value: object) -> dict[str, t.Any]
     return out
 
 
-# --- the §6.2 / §6.3 examples with placeholders filled ----------------------------------------
+# --- the docs/design.md §7.7 / docs/design.md §7.7 examples with placeholders filled ----------------------------------------
 
 JOB_OWNER = {
     "apiVersion": "batch/v1",
@@ -211,6 +211,7 @@ class Case:
     old: t.Any = None
     gates: FeatureGates = ALL_ON
     warnings: list[tuple[str, str]] = field(default_factory=list)  # (gate or word, path) per warning
+    origins: list[str] | None = None  # when given, the rule (origin) behind each error, in order
 
 
 W, PG, CPG = validate_workload, validate_pod_group, validate_composite_pod_group
@@ -220,7 +221,7 @@ COMPOSITE = workload(
 )
 
 WORKLOAD_CREATE = [
-    Case("the §6.2 example Workload is valid", W, EXAMPLE_WORKLOAD, gates=DEFAULT_GATES),
+    Case("the docs/design.md §7.7 example Workload is valid", W, EXAMPLE_WORKLOAD, gates=DEFAULT_GATES),
     Case(
         "row 81: a template named Invalid_Name is Invalid at its name",
         W,
@@ -277,9 +278,10 @@ WORKLOAD_CREATE = [
         [(TI, f"{PGT}[0].schedulingPolicy.gang.minCount")],
     ),
     Case(
-        "an integral float minCount is accepted as kubectl sends it as an integer",
+        "an integral float minCount is a type error, as in a Job's blocks",
         W,
         workload(tpl(schedulingPolicy=gang(3.0))),
+        [(TI, f"{PGT}[0].schedulingPolicy.gang.minCount")],
     ),
     Case(
         "a template without a name is Required",
@@ -289,9 +291,28 @@ WORKLOAD_CREATE = [
     ),
     Case("a null template name is Required", W, workload(tpl(None)), [(R, f"{PGT}[0].name")]),
     Case("a 64-character template name is Invalid", W, workload(tpl("a" * 64)), [(INV, f"{PGT}[0].name")]),
-    Case("a missing spec is Required", W, patched(BASE, "spec", DELETE), [(R, "spec")]),
-    Case("a null spec is Required", W, patched(BASE, "spec", None), [(R, "spec")]),
-    Case("an empty spec is Required (zero struct)", W, patched(BASE, "spec", {}), [(R, "spec")]),
+    # docs/decisions.md E1: Workload.spec is +required only as documentation; the zero struct fails the union.
+    Case(
+        "a missing spec fails the union at spec, it is not Required",
+        W,
+        patched(BASE, "spec", DELETE),
+        [(INV, "spec")],
+        origins=["union"],
+    ),
+    Case(
+        "a null spec fails the union at spec, it is not Required",
+        W,
+        patched(BASE, "spec", None),
+        [(INV, "spec")],
+        origins=["union"],
+    ),
+    Case(
+        "an empty spec fails the union at spec, it is not Required",
+        W,
+        patched(BASE, "spec", {}),
+        [(INV, "spec")],
+        origins=["union"],
+    ),
     Case("a spec that is not an object is a type error", W, patched(BASE, "spec", ["x"]), [(TI, "spec")]),
     Case(
         "a spec with neither template list fails the union",
@@ -308,22 +329,26 @@ WORKLOAD_CREATE = [
     Case("templates that are not a list is a type error", W, patched(BASE, PGT, "pgt-0"), [(TI, PGT)]),
     Case("a template that is not an object is a type error", W, workload(5), [(TI, f"{PGT}[0]")]),
     Case(
-        "a null template decodes to an empty template",
+        "a null template decodes to an empty template: name Required, policy fails the union",
         W,
         workload(None),
-        [(R, f"{PGT}[0].name"), (R, f"{PGT}[0].schedulingPolicy")],
+        [(R, f"{PGT}[0].name"), (INV, f"{PGT}[0].schedulingPolicy")],
+        origins=["required", "union"],
     ),
+    # docs/decisions.md E1: schedulingPolicy is +required only as documentation.
     Case(
-        "a missing schedulingPolicy is Required",
+        "a missing schedulingPolicy fails the union, it is not Required",
         W,
         workload({"name": "a"}),
-        [(R, f"{PGT}[0].schedulingPolicy")],
+        [(INV, f"{PGT}[0].schedulingPolicy")],
+        origins=["union"],
     ),
     Case(
-        "an empty schedulingPolicy is Required (zero struct)",
+        "an empty schedulingPolicy fails the union, it is not Required",
         W,
         workload(tpl(schedulingPolicy={})),
-        [(R, f"{PGT}[0].schedulingPolicy")],
+        [(INV, f"{PGT}[0].schedulingPolicy")],
+        origins=["union"],
     ),
     Case(
         "basic and gang together fail the union",
@@ -436,7 +461,9 @@ WORKLOAD_CREATE = [
         workload(tpl(priorityClassName="Bad_Name")),
         [(INV, f"{PGT}[0].priorityClassName")],
     ),
-    Case("priority 2e9 is Invalid (maximum)", W, workload(tpl(priority=2e9)), [(INV, f"{PGT}[0].priority")]),
+    Case(
+        "priority 2e9, a float, is a type error", W, workload(tpl(priority=2e9)), [(TI, f"{PGT}[0].priority")]
+    ),
     Case(
         "priority 2000000000 is Invalid (maximum)",
         W,
@@ -531,7 +558,9 @@ WORKLOAD_CREATE = [
     Case(
         "errors are all collected, never only the first",
         W,
-        patched(workload(tpl("Bad_A", schedulingPolicy=gang(0), priority=2e9)), "metadata.name", "X"),
+        patched(
+            workload(tpl("Bad_A", schedulingPolicy=gang(0), priority=2_000_000_000)), "metadata.name", "X"
+        ),
         [
             (INV, "metadata.name"),
             (INV, f"{PGT}[0].name"),
@@ -639,10 +668,11 @@ WORKLOAD_GATES = [
         warnings=[("CompositePodGroup", CPGT)],
     ),
     Case(
-        "a Workload left with no templates after the drop is Required at spec",
+        "a Workload left with no templates after the drop fails the union at spec",
         W,
         COMPOSITE,
-        [(R, "spec")],
+        [(INV, "spec")],
+        origins=["union"],
         gates=DEFAULT_GATES,
         warnings=[("CompositePodGroup", CPGT)],
     ),
@@ -678,8 +708,9 @@ def _upd(
     value: object,
     errors: list[tuple[str, str]],
     gates: FeatureGates = ALL_ON,
+    origins: list[str] | None = None,
 ) -> Case:
-    return Case(case_id, validate, patched(old, path, value), errors, old=old, gates=gates)
+    return Case(case_id, validate, patched(old, path, value), errors, old=old, gates=gates, origins=origins)
 
 
 T0 = f"{PGT}[0]"
@@ -905,7 +936,7 @@ PG_RICH = pod_group(
 )
 
 POD_GROUP = [
-    Case("the §6.3 example PodGroup is valid", PG, EXAMPLE_POD_GROUP, gates=DEFAULT_GATES),
+    Case("the docs/design.md §7.7 example PodGroup is valid", PG, EXAMPLE_POD_GROUP, gates=DEFAULT_GATES),
     Case(
         "a PodGroup without disruptionMode is fine (the server defaults it)",
         PG,
@@ -918,10 +949,11 @@ POD_GROUP = [
         patched(pod_group(), "spec.workloadRef", DELETE),
     ),
     Case(
-        "a PodGroup without spec is Required at schedulingPolicy",
+        "a PodGroup without spec fails the union at schedulingPolicy",
         PG,
         patched(pod_group(), "spec", DELETE),
-        [(R, "spec.schedulingPolicy")],
+        [(INV, "spec.schedulingPolicy")],
+        origins=["union"],
     ),
     Case(
         "a PodGroup spec that is not an object is a type error",
@@ -991,10 +1023,10 @@ POD_GROUP = [
         warnings=[("Priority admission plugin", "spec.priority")],
     ),
     Case(
-        "PodGroup priority 2e9 is Invalid and warned about",
+        "PodGroup priority 2e9, a float, is a type error and warned about",
         PG,
         pod_group(priority=2e9),
-        [(INV, "spec.priority")],
+        [(TI, "spec.priority")],
         warnings=[("Priority admission plugin", "spec.priority")],
     ),
     Case(
@@ -1097,10 +1129,11 @@ COMPOSITE_POD_GROUP = [
         [(R, "spec.workloadRef")],
     ),
     Case(
-        "a CompositePodGroup without schedulingPolicy is Required",
+        "a CompositePodGroup without schedulingPolicy fails the union, it is not Required",
         CPG,
         patched(CPG_BASE, "spec.schedulingPolicy", DELETE),
-        [(R, "spec.schedulingPolicy")],
+        [(INV, "spec.schedulingPolicy")],
+        origins=["union"],
     ),
     Case(
         "a CompositePodGroup minGroupCount 0 is Required",
@@ -1127,10 +1160,10 @@ COMPOSITE_POD_GROUP = [
         [(TM, "spec.schedulingConstraints.topology")],
     ),
     Case(
-        "a CompositePodGroup priority 2e9 is Invalid",
+        "a CompositePodGroup priority 2e9, a float, is a type error",
         CPG,
         composite_pod_group(priority=2e9),
-        [(INV, "spec.priority")],
+        [(TI, "spec.priority")],
     ),
     Case("an unchanged CompositePodGroup is valid on update", CPG, CPG_BASE, old=CPG_BASE),
     _upd(
@@ -1175,8 +1208,369 @@ COMPOSITE_POD_GROUP = [
     ),
 ]
 
+# --- the api.md Errata: upstream corrections, one block per item ------------------------------
+
+TOPOLOGY_OFF = FeatureGates(frozenset(KNOWN_GATES) - {"TopologyAwareWorkloadScheduling"})
+CLAIMS_OFF = FeatureGates(frozenset(KNOWN_GATES) - {"DRAWorkloadResourceClaims"})
+SP = f"{T0}.schedulingPolicy"
+CSP = f"{CPGT}[0].schedulingPolicy"
+MIXED_PRIORITIES = workload(tpl("a", priorityClassName="x"), tpl("b", priorityClassName="y"))
+REUSED_NAME = workload(composites=[ctpl("c1", pgs=[tpl("a")]), ctpl("c2", pgs=[tpl("a")])])
+PG_BASIC = pod_group(schedulingPolicy={"basic": {}})
+CPG_ALL = patched(CPG_BASE, "spec.disruptionMode", {"all": {}})
+
+
+def _relabelled(old: dict[str, t.Any], case_id: str, errors: list[tuple[str, str]], **kw: t.Any) -> Case:
+    """An update of ``old`` that changes nothing but a label."""
+    return Case(case_id, W, patched(old, "metadata.labels", {"team": "ml"}), errors, old=old, **kw)
+
+
+REQUIRED_IS_DOCUMENTATION = [  # docs/decisions.md E1
+    Case(
+        "a composite template with an empty schedulingPolicy fails the union, it is not Required",
+        W,
+        workload(composites=[ctpl("c", pgs=[tpl()], schedulingPolicy={})]),
+        [(INV, CSP)],
+        origins=["union"],
+    ),
+    Case(
+        "a PodGroup with an empty schedulingPolicy fails the union, it is not Required",
+        PG,
+        pod_group(schedulingPolicy={}),
+        [(INV, "spec.schedulingPolicy")],
+        origins=["union"],
+    ),
+    Case(
+        "a PodGroup with a null schedulingPolicy fails the union, it is not Required",
+        PG,
+        pod_group(schedulingPolicy=None),
+        [(INV, "spec.schedulingPolicy")],
+        origins=["union"],
+    ),
+    Case(
+        "a CompositePodGroup with an empty schedulingPolicy fails the union, it is not Required",
+        CPG,
+        patched(CPG_BASE, "spec.schedulingPolicy", {}),
+        [(INV, "spec.schedulingPolicy")],
+        origins=["union"],
+    ),
+    Case(
+        "an empty spec with CompositePodGroup off fails the union at spec, it is not Required",
+        W,
+        patched(BASE, "spec", {}),
+        [(INV, "spec")],
+        gates=DEFAULT_GATES,
+        origins=["union"],
+    ),
+    _upd(
+        "clearing a stored template gang fails the union and is the update error at gang",
+        W,
+        RICH,
+        SP,
+        {},
+        [(INV, SP), (INV, f"{SP}.gang")],
+        origins=["union", "update"],
+    ),
+    _upd(
+        "removing a stored template gang policy entirely is the same as clearing it",
+        W,
+        RICH,
+        SP,
+        DELETE,
+        [(INV, SP), (INV, f"{SP}.gang")],
+        origins=["union", "update"],
+    ),
+    _upd(
+        "clearing a stored template basic fails the union and is the immutable error at basic",
+        W,
+        workload(tpl(schedulingPolicy={"basic": {}})),
+        SP,
+        {},
+        [(INV, SP), (INV, f"{SP}.basic")],
+        origins=["union", "immutable"],
+    ),
+    _upd(
+        "clearing a stored composite-template gang fails the union and is the update error at gang",
+        W,
+        COMPOSITE,
+        CSP,
+        {},
+        [(INV, CSP), (INV, f"{CSP}.gang")],
+        origins=["union", "update"],
+    ),
+    _upd(
+        "emptying the stored podGroupTemplates fails the union at spec and is Forbidden at the list",
+        W,
+        BASE,
+        PGT,
+        [],
+        [(INV, "spec"), (F, PGT)],
+        origins=["union", "update"],
+    ),
+    _upd(
+        "emptying the stored podGroupTemplates with CompositePodGroup off fails the same two rules",
+        W,
+        BASE,
+        PGT,
+        [],
+        [(INV, "spec"), (F, PGT)],
+        gates=DEFAULT_GATES,
+        origins=["union", "update"],
+    ),
+    _upd(
+        "emptying the stored compositePodGroupTemplates fails the union at spec and is Forbidden",
+        W,
+        COMPOSITE,
+        CPGT,
+        [],
+        [(INV, "spec"), (F, CPGT)],
+        origins=["union", "update"],
+    ),
+    _upd(
+        "emptying stored compositePodGroupTemplates with CompositePodGroup off fails the same two rules",
+        W,
+        COMPOSITE,
+        CPGT,
+        [],
+        [(INV, "spec"), (F, CPGT)],
+        gates=DEFAULT_GATES,
+        origins=["union", "update"],
+    ),
+    _upd(
+        "removing the whole stored spec fails the union at spec and is Forbidden at the list",
+        W,
+        BASE,
+        "spec",
+        DELETE,
+        [(INV, "spec"), (F, PGT)],
+        origins=["union", "update"],
+    ),
+    _upd(
+        "clearing a stored PodGroup gang fails the union and is the update error at gang",
+        PG,
+        PG_RICH,
+        "spec.schedulingPolicy",
+        {},
+        [(INV, "spec.schedulingPolicy"), (INV, "spec.schedulingPolicy.gang")],
+        origins=["union", "update"],
+    ),
+    _upd(
+        "clearing a stored PodGroup basic fails the union and is the immutable error at basic",
+        PG,
+        PG_BASIC,
+        "spec.schedulingPolicy",
+        DELETE,
+        [(INV, "spec.schedulingPolicy"), (INV, "spec.schedulingPolicy.basic")],
+        origins=["union", "immutable"],
+    ),
+    _upd(
+        "clearing a stored CompositePodGroup policy is immutable and fails the union",
+        CPG,
+        CPG_BASE,
+        "spec.schedulingPolicy",
+        {},
+        [(INV, "spec.schedulingPolicy"), (INV, "spec.schedulingPolicy")],
+        origins=["immutable", "union"],
+    ),
+    Case(
+        "a stored empty schedulingPolicy left empty is not validated again (ratcheting)",
+        W,
+        workload(tpl(schedulingPolicy={})),
+        old=workload(tpl(schedulingPolicy={})),
+    ),
+    Case(
+        "an absent stored schedulingPolicy and an empty new one are the same zero struct",
+        W,
+        workload(tpl(schedulingPolicy={})),
+        old=workload({"name": "pgt-0"}),
+    ),
+]
+
+HAND_WRITTEN_NOT_RATCHETED = [  # docs/decisions.md E2
+    _relabelled(
+        MIXED_PRIORITIES,
+        "an update that changes only a label is denied at spec when stored priorities disagree",
+        [(INV, "spec")],
+    ),
+    _relabelled(
+        MIXED_PRIORITIES,
+        "a label-only update with stored priorities that disagree is denied with the default gates too",
+        [(INV, "spec")],
+        gates=DEFAULT_GATES,
+    ),
+    Case(
+        "an identical resubmission of a tree that mixes priorities is still denied at spec",
+        W,
+        workload(composites=[ctpl("c", pgs=[tpl("a", priorityClassName="hi")])]),
+        [(INV, "spec")],
+        old=workload(composites=[ctpl("c", pgs=[tpl("a", priorityClassName="hi")])]),
+    ),
+    _relabelled(
+        REUSED_NAME,
+        "a label-only update of a tree reusing a name across composites is still Duplicate",
+        [(D, f"{CPGT}[1].podGroupTemplates[0].name")],
+    ),
+    _relabelled(
+        workload(composites=[chain(4)]),
+        "a label-only update of a tree 5 levels deep is still Invalid at the top-level composite",
+        [(INV, f"{CPGT}[0]")],
+    ),
+    _relabelled(
+        workload(composites=[chain(4)]),
+        "a label-only update of a too-deep stored tree is still denied with CompositePodGroup off",
+        [(INV, f"{CPGT}[0]")],
+        gates=DEFAULT_GATES,
+    ),
+    _relabelled(
+        workload(composites=[ctpl("c")]),
+        "a label-only update of a composite template with no child is still Invalid at it",
+        [(INV, f"{CPGT}[0]")],
+    ),
+    _relabelled(BAD_OLD, "a label-only update still ratchets the declarative rules", []),
+]
+
+DEFAULTED_ON_EVERY_DECODE = [  # docs/decisions.md E3
+    Case(
+        "a PodGroup update omitting disruptionMode over a stored single is no change",
+        PG,
+        pod_group(),
+        old=pod_group(disruptionMode={"single": {}}),
+    ),
+    Case(
+        "a PodGroup update omitting disruptionMode over a stored single is no change with default gates",
+        PG,
+        pod_group(),
+        old=pod_group(disruptionMode={"single": {}}),
+        gates=DEFAULT_GATES,
+    ),
+    Case(
+        "a PodGroup update omitting disruptionMode over a stored all is Invalid (immutable)",
+        PG,
+        pod_group(),
+        [(INV, "spec.disruptionMode")],
+        old=pod_group(disruptionMode={"all": {}}),
+        origins=["immutable"],
+    ),
+    Case(
+        "a PodGroup update setting single over a stored object without disruptionMode is no change",
+        PG,
+        pod_group(disruptionMode={"single": {}}),
+        old=pod_group(),
+    ),
+    Case(
+        "a PodGroup update setting all over a stored object without disruptionMode is Invalid",
+        PG,
+        pod_group(disruptionMode={"all": {}}),
+        [(INV, "spec.disruptionMode")],
+        old=pod_group(),
+        origins=["immutable"],
+    ),
+    Case(
+        "a CompositePodGroup without disruptionMode is fine (the server defaults it)",
+        CPG,
+        patched(CPG_BASE, "spec.disruptionMode", DELETE),
+    ),
+    _upd(
+        "a CompositePodGroup update omitting disruptionMode over a stored single is no change",
+        CPG,
+        CPG_BASE,
+        "spec.disruptionMode",
+        DELETE,
+        [],
+    ),
+    _upd(
+        "a CompositePodGroup update omitting disruptionMode over a stored all is Invalid (immutable)",
+        CPG,
+        CPG_ALL,
+        "spec.disruptionMode",
+        DELETE,
+        [(INV, "spec.disruptionMode")],
+        origins=["immutable"],
+    ),
+]
+
+ONLY_THE_GATES_OWN_ERROR = [  # docs/decisions.md E4
+    _upd(
+        "PodGroup constraints changed with TopologyAwareWorkloadScheduling off are only Forbidden",
+        PG,
+        PG_RICH,
+        "spec.schedulingConstraints.topology[0].key",
+        "rack",
+        [(F, "spec.schedulingConstraints")],
+        gates=TOPOLOGY_OFF,
+        origins=["ifDisabled(TopologyAwareWorkloadScheduling)"],
+    ),
+    _upd(
+        "PodGroup constraints changed with TopologyAwareWorkloadScheduling on are Invalid (immutable)",
+        PG,
+        PG_RICH,
+        "spec.schedulingConstraints.topology[0].key",
+        "rack",
+        [(INV, "spec.schedulingConstraints")],
+        origins=["immutable"],
+    ),
+    _upd(
+        "PodGroup constraints removed with TopologyAwareWorkloadScheduling off draw no error",
+        PG,
+        PG_RICH,
+        "spec.schedulingConstraints",
+        DELETE,
+        [],
+        gates=TOPOLOGY_OFF,
+    ),
+    Case(
+        "unchanged PodGroup constraints with TopologyAwareWorkloadScheduling off are allowed",
+        PG,
+        PG_RICH,
+        old=PG_RICH,
+        gates=TOPOLOGY_OFF,
+    ),
+    _upd(
+        "template claims changed with DRAWorkloadResourceClaims off are only Invalid (immutable)",
+        W,
+        RICH,
+        f"{T0}.resourceClaims[0].resourceClaimName",
+        "y",
+        [(INV, f"{T0}.resourceClaims")],
+        gates=CLAIMS_OFF,
+        origins=["immutable"],
+    ),
+    _upd(
+        "template claims changed with DRAWorkloadResourceClaims on are Invalid (immutable)",
+        W,
+        RICH,
+        f"{T0}.resourceClaims[0].resourceClaimName",
+        "y",
+        [(INV, f"{T0}.resourceClaims")],
+        origins=["immutable"],
+    ),
+    _upd(
+        "template constraints changed with TopologyAwareWorkloadScheduling off keep both markers",
+        W,
+        RICH,
+        f"{T0}.schedulingConstraints.topology[0].key",
+        "rack",
+        [(F, f"{T0}.schedulingConstraints"), (INV, f"{T0}.schedulingConstraints")],
+        gates=TOPOLOGY_OFF,
+        origins=["ifDisabled(TopologyAwareWorkloadScheduling)", "immutable"],
+    ),
+]
+
+ERRATA = (
+    REQUIRED_IS_DOCUMENTATION
+    + HAND_WRITTEN_NOT_RATCHETED
+    + DEFAULTED_ON_EVERY_DECODE
+    + ONLY_THE_GATES_OWN_ERROR
+)
+
 ALL_CASES = (
-    WORKLOAD_CREATE + WORKLOAD_COMPOSITE + WORKLOAD_GATES + WORKLOAD_UPDATE + POD_GROUP + COMPOSITE_POD_GROUP
+    WORKLOAD_CREATE
+    + WORKLOAD_COMPOSITE
+    + WORKLOAD_GATES
+    + WORKLOAD_UPDATE
+    + POD_GROUP
+    + COMPOSITE_POD_GROUP
+    + ERRATA
 )
 
 
@@ -1184,6 +1578,8 @@ ALL_CASES = (
 def test_rules(case: Case) -> None:
     findings = case.validate(case.obj, case.old, gates=case.gates)
     assert [e.key() for e in findings.errors] == case.errors
+    if case.origins is not None:
+        assert [e.origin for e in findings.errors] == case.origins
     assert len(findings.warnings) == len(case.warnings), findings.warnings
     for warning, (word, path) in zip(findings.warnings, case.warnings, strict=True):
         assert word in warning and path in warning
@@ -1220,6 +1616,49 @@ def test_input_is_not_mutated() -> None:
     validate_workload(obj, copy.deepcopy(obj), gates=DEFAULT_GATES)
     validate_workload(obj, gates=DEFAULT_GATES)
     assert obj == before
+
+
+@pytest.mark.parametrize(
+    ("gates", "detail"),
+    [
+        (DEFAULT_GATES, "must specify one of: `podGroupTemplates`"),
+        (ALL_ON, "must specify one of: `podGroupTemplates`, `compositePodGroupTemplates`"),
+    ],
+    ids=[
+        "with CompositePodGroup off the spec union names only podGroupTemplates",
+        "with CompositePodGroup on the spec union names both template lists",
+    ],
+)
+def test_the_workload_spec_union_message_follows_the_gate(gates: FeatureGates, detail: str) -> None:
+    # docs/decisions.md E5: the message is the point here, so it is asserted next to the (type, path) key.
+    [error] = validate_workload(patched(BASE, "spec", {}), gates=gates).errors
+    assert (error.key(), error.origin, error.detail) == ((INV, "spec"), "union", detail)
+
+
+@pytest.mark.parametrize(
+    ("validate", "obj", "old"),
+    [
+        (validate_pod_group, pod_group(), pod_group(disruptionMode={"all": {}})),
+        (validate_pod_group, patched(pod_group(), "spec", DELETE), patched(pod_group(), "spec", DELETE)),
+        (
+            validate_composite_pod_group,
+            patched(CPG_BASE, "spec.disruptionMode", DELETE),
+            patched(CPG_BASE, "spec.disruptionMode", DELETE),
+        ),
+    ],
+    ids=[
+        "defaulting a PodGroup's disruptionMode leaves both caller objects untouched",
+        "defaulting a PodGroup without spec leaves both caller objects untouched",
+        "defaulting a CompositePodGroup's disruptionMode leaves both caller objects untouched",
+    ],
+)
+def test_defaulting_does_not_mutate_the_callers_objects(
+    validate: Validator, obj: dict[str, t.Any], old: dict[str, t.Any]
+) -> None:
+    before = copy.deepcopy((obj, old))
+    validate(obj, old, gates=ALL_ON)
+    validate(obj, gates=ALL_ON)
+    assert (obj, old) == before
 
 
 def test_a_huge_template_list_is_one_error_and_fast() -> None:

@@ -4,15 +4,20 @@ This reproduces what the Kubernetes 1.37 apiserver checks when such an object is
 or updated, so ``wasp validate`` can reject in CI what the cluster would reject on apply:
 
 * metadata: the name (DNS subdomain, or ``generateName``) and the namespace (DNS label);
-* the declarative markers of the types (api.md §2.2, §4.5–§4.7): required fields, unions,
+* the declarative markers of the types (docs/design.md §2.2, §5.1–§5.4): required fields, unions,
   formats, limits, enums, map-list keys, and on update immutability, NoSet/NoUnset and
   NoAddItem/NoRemoveItem, all ratcheted (an unchanged value is not validated again);
-* the hand-written Workload tree rules (§5.1): names unique across the tree, depth at most
-  4, one priority configuration, and at least one child per composite template;
+  ``+required`` without ``k8s:`` is documentation, so an empty ``schedulingPolicy`` or
+  Workload ``spec`` fails its union instead (docs/decisions.md E1);
+* the hand-written Workload tree rules (docs/design.md §5.2): names unique across the tree, depth at most
+  4, one priority configuration, and at least one child per composite template, run in
+  full on every update, never ratcheted (docs/decisions.md E2);
+* server defaulting: a PodGroup or CompositePodGroup without ``disruptionMode`` is
+  validated as ``single``, on both sides of an update (docs/decisions.md E3);
 * feature gates: a gated field whose gate is off is dropped before validation, as the
-  registry strategy does, and reported as a warning naming the gate (decision 14).
+  registry strategy does, and reported as a warning naming the gate (docs/decisions.md §14).
 
-Not checked, on purpose: alpha-level rules the apiserver does not enforce (decision 13:
+Not checked, on purpose: alpha-level rules the apiserver does not enforce (docs/decisions.md §13:
 condition-type uniqueness, parentCompositePodGroupName-requires-workloadRef); ``status``,
 which belongs to the separate ``/status`` subresource and is ignored on create and update;
 unknown fields and other purely structural schema checks (kubernetes-validate covers
@@ -140,7 +145,7 @@ SERVED_VERSIONS: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {
         "Workload": ("v1beta1", "v1alpha3"),
         "PodGroup": ("v1beta1", "v1alpha3"),
-        # CompositePodGroup is served in v1alpha3 only (api.md §3).
+        # CompositePodGroup is served in v1alpha3 only (docs/design.md §3.3).
         "CompositePodGroup": ("v1alpha3",),
     }
 )

@@ -54,25 +54,70 @@ COMPOSITE_GATE: t.Final = "CompositePodGroup"
 
 
 @dataclass(frozen=True)
+class GateMarkers:
+    """The markers a gated field carries besides its own rules (docs/design.md §5.1–§5.4, docs/decisions.md E4).
+
+    ``forbidden_when_off`` is ``+k8s:ifDisabled(gate)=+k8s:forbidden``. ``frozen_when_off``
+    False means the field's immutability marker is ``ifEnabled(gate)``, so with the gate off
+    a change draws only the gate's own error.
+    """
+
+    gate: str
+    forbidden_when_off: bool = True
+    frozen_when_off: bool = True
+
+
+@dataclass(frozen=True)
 class GroupShape:
     """Which variant of the shared group fields a struct carries.
 
     ``count_key`` is the gang size field (``minCount`` for pod groups, ``minGroupCount``
     for composites). ``whole_policy_immutable`` freezes the entire policy (the
-    CompositePodGroup runtime object) instead of only its basic/gang variant.
-    ``constraints_gate`` is None where constraints are not gated (composite types).
+    CompositePodGroup runtime object) instead of only its basic/gang variant. ``gated``
+    maps each gated field of the struct to its gate markers; it also tells the registry
+    strategy emulation (``gating``) what to drop.
     """
 
     count_key: str
     has_claims: bool
-    constraints_gate: str | None
+    gated: tuple[tuple[str, GateMarkers], ...]
     whole_policy_immutable: bool = False
 
+    def gate_of(self, key: str) -> GateMarkers | None:
+        return next((markers for name, markers in self.gated if name == key), None)
 
-LEAF: t.Final = GroupShape("minCount", has_claims=True, constraints_gate=TOPOLOGY_GATE)
-COMPOSITE_TEMPLATE: t.Final = GroupShape("minGroupCount", has_claims=False, constraints_gate=None)
+    def gated_pairs(self) -> tuple[tuple[str, str], ...]:
+        """(gate, field) per gated field, in declaration order."""
+        return tuple((markers.gate, name) for name, markers in self.gated)
+
+
+_PREEMPTION: t.Final = ("preemptionPolicy", GateMarkers(PREEMPTION_GATE))
+# Templates: constraints are forbidden when off and always immutable; claims carry no
+# ifDisabled marker at all, so with the gate off only their immutability applies.
+LEAF_TEMPLATE: t.Final = GroupShape(
+    "minCount",
+    has_claims=True,
+    gated=(
+        ("schedulingConstraints", GateMarkers(TOPOLOGY_GATE)),
+        ("resourceClaims", GateMarkers(CLAIMS_GATE, forbidden_when_off=False)),
+        _PREEMPTION,
+    ),
+)
+# The PodGroup runtime object: constraints are immutable only while their gate is on.
+POD_GROUP: t.Final = GroupShape(
+    "minCount",
+    has_claims=True,
+    gated=(
+        ("parentCompositePodGroupName", GateMarkers(COMPOSITE_GATE)),
+        ("schedulingConstraints", GateMarkers(TOPOLOGY_GATE, frozen_when_off=False)),
+        ("resourceClaims", GateMarkers(CLAIMS_GATE)),
+        _PREEMPTION,
+    ),
+)
+# Composite constraints are not gated at any level (docs/design.md §3.1).
+COMPOSITE_TEMPLATE: t.Final = GroupShape("minGroupCount", has_claims=False, gated=(_PREEMPTION,))
 COMPOSITE_OBJECT: t.Final = GroupShape(
-    "minGroupCount", has_claims=False, constraints_gate=None, whole_policy_immutable=True
+    "minGroupCount", has_claims=False, gated=(_PREEMPTION,), whole_policy_immutable=True
 )
 
 
@@ -162,22 +207,29 @@ def validate_workload_ref(value: object, old: Old, path: FieldPath) -> Errors:
 def validate_scheduling_policy(
     parent: Mapping[str, t.Any], old_parent: Old, path: FieldPath, shape: GroupShape
 ) -> Errors:
-    """``schedulingPolicy``: required (a non-pointer struct, so ``{}`` is absent), a
-    basic|gang union, and the update rules of ``shape``."""
+    """``schedulingPolicy``: a basic|gang union and the update rules of ``shape``.
+
+    The field is ``+required`` only as documentation (docs/decisions.md E1): an absent policy is the
+    zero struct and fails the union, and on update the member rules still run after it.
+    """
     p = path.child("schedulingPolicy")
-    new, old = parent.get("schedulingPolicy"), old_child(old_parent, "schedulingPolicy")
+    new, old = _zero_struct(parent.get("schedulingPolicy")), old_child(old_parent, "schedulingPolicy")
+    old = _zero_struct(old) if is_update(old) else old
     if unchanged(new, old):
         return []
     errs = immutable(p, new, old) if shape.whole_policy_immutable else []
     obj, type_errs = as_object(new, p)
-    if type_errs:
+    if obj is None:
         return errs + type_errs
-    if obj is None or (obj.get("basic") is None and obj.get("gang") is None):
-        return errs + [required(p, origin="required")]
     errs += union(p, obj, ("basic", "gang"), old)
     errs += _validate_basic(obj, old, p, frozen_variant=not shape.whole_policy_immutable)
     errs += _validate_gang(obj, old, p, shape, frozen_variant=not shape.whole_policy_immutable)
     return errs
+
+
+def _zero_struct(value: object) -> object:
+    # A non-pointer struct decodes from an absent member as its zero value, ``{}``.
+    return {} if value is None else value
 
 
 def _validate_basic(
@@ -246,7 +298,7 @@ def _validate_claim(value: object, old: Old, path: FieldPath) -> Errors:
         return errs
     obj = obj or {}  # a null list item decodes to the zero struct: no name and no source
     errs = string_field(obj, old, "name", path, required_=True, fmt=SHORT_NAME)
-    # The source union is reported at the list item itself (api.md §4.1).
+    # The source union is reported at the list item itself (docs/design.md §2.9).
     errs += union(path, obj, ("resourceClaimName", "resourceClaimTemplateName"), old)
     for key in ("resourceClaimName", "resourceClaimTemplateName"):
         errs += string_field(obj, old, key, path, pointer=True, fmt=LONG_NAME)
@@ -269,21 +321,27 @@ def validate_disruption_mode(value: object, old: Old, path: FieldPath) -> Errors
 _Check = t.Callable[[object, Old, FieldPath], Errors]
 
 
-def _frozen_field(
+def frozen_field(
     parent: Mapping[str, t.Any],
     old_parent: Old,
     key: str,
     path: FieldPath,
     ctx: Ctx,
     check: _Check,
-    gate: str | None,
+    markers: GateMarkers | None,
 ) -> Errors:
-    """An immutable optional field: gate check, immutability, then the field's own rules."""
+    """An immutable optional field: gate markers, immutability, then the field's own rules."""
     p, new, old = path.child(key), parent.get(key), old_child(old_parent, key)
     if unchanged(new, old):
         return []
-    errs = forbidden_if_disabled(p, new, old, gate, ctx) if gate else []
-    errs += immutable(p, new, old)
+    errs: Errors = []
+    frozen = True
+    if markers is not None and markers.gate not in ctx.gates:
+        if markers.forbidden_when_off:
+            errs += forbidden_if_disabled(p, new, old, markers.gate, ctx)
+        frozen = markers.frozen_when_off
+    if frozen:
+        errs += immutable(p, new, old)
     return errs + (check(new, old, p) if new is not None else [])
 
 
@@ -292,20 +350,18 @@ def validate_group_fields(
 ) -> Errors:
     """The fields every template and group has, in declaration order (the name, refs and
     child lists are left to the caller)."""
-    errs = validate_scheduling_policy(obj, old, path, shape)
-    errs += _frozen_field(
-        obj, old, "schedulingConstraints", path, ctx, validate_constraints, shape.constraints_gate
-    )
+    checks: list[tuple[str, _Check]] = [("schedulingConstraints", validate_constraints)]
     if shape.has_claims:
-        errs += _frozen_field(obj, old, "resourceClaims", path, ctx, validate_resource_claims, CLAIMS_GATE)
-    errs += _frozen_field(obj, old, "disruptionMode", path, ctx, validate_disruption_mode, None)
-    for key, check in (
+        checks.append(("resourceClaims", validate_resource_claims))
+    checks += [
+        ("disruptionMode", validate_disruption_mode),
         ("priorityClassName", _check_priority_class_name),
         ("priority", _check_priority),
         ("preemptionPolicy", _check_preemption_policy),
-    ):
-        gate = PREEMPTION_GATE if key == "preemptionPolicy" else None
-        errs += _frozen_field(obj, old, key, path, ctx, check, gate)
+    ]
+    errs = validate_scheduling_policy(obj, old, path, shape)
+    for key, check in checks:
+        errs += frozen_field(obj, old, key, path, ctx, check, shape.gate_of(key))
     return errs
 
 

@@ -1,9 +1,9 @@
-"""Gated fields: what the registry strategy drops before validation (api.md §2.3, §3).
+"""Gated fields: what the registry strategy drops before validation (docs/design.md §3.2).
 
 When a gate is off, ``PrepareForCreate``/``PrepareForUpdate`` clear the gated field unless
 the old object already used it (anywhere in the object). The apiserver does this silently;
 wasp drops the field too, so the rest is validated exactly as the apiserver would, and
-returns a warning naming the gate and the field (decision 14).
+returns a warning naming the gate and the field (docs/decisions.md §14).
 """
 
 from __future__ import annotations
@@ -11,22 +11,25 @@ from __future__ import annotations
 import typing as t
 from collections.abc import Mapping
 
-from webhook.scheduling_objects.blocks import CLAIMS_GATE, COMPOSITE_GATE, PREEMPTION_GATE, TOPOLOGY_GATE
+from webhook.scheduling_objects.blocks import (
+    COMPOSITE_GATE,
+    COMPOSITE_OBJECT,
+    COMPOSITE_TEMPLATE,
+    LEAF_TEMPLATE,
+    POD_GROUP,
+)
 from webhook.scheduling_objects.markers import MAX_WALK_DEPTH, Ctx, Old, is_update
 from webhook.vocab.equality import is_absent
 from webhook.vocab.field import FieldPath
 
-# (gate, field) pairs per struct kind. Composite templates have neither constraints gating
-# nor claims (api.md §3: the topology gate covers the leaf types only).
-LEAF_GATED: t.Final = (
-    (TOPOLOGY_GATE, "schedulingConstraints"),
-    (CLAIMS_GATE, "resourceClaims"),
-    (PREEMPTION_GATE, "preemptionPolicy"),
-)
-COMPOSITE_TEMPLATE_GATED: t.Final = ((PREEMPTION_GATE, "preemptionPolicy"),)
-POD_GROUP_GATED: t.Final = ((COMPOSITE_GATE, "parentCompositePodGroupName"), *LEAF_GATED)
-COMPOSITE_POD_GROUP_GATED: t.Final = ((PREEMPTION_GATE, "preemptionPolicy"),)
+# (gate, field) pairs per struct kind, read off the shapes so that the fields dropped here
+# are exactly the fields whose gate markers the validators apply.
+LEAF_GATED: t.Final = LEAF_TEMPLATE.gated_pairs()
+COMPOSITE_TEMPLATE_GATED: t.Final = COMPOSITE_TEMPLATE.gated_pairs()
+POD_GROUP_GATED: t.Final = POD_GROUP.gated_pairs()
+COMPOSITE_POD_GROUP_GATED: t.Final = COMPOSITE_OBJECT.gated_pairs()
 WORKLOAD_SPEC_GATED: t.Final = ((COMPOSITE_GATE, "compositePodGroupTemplates"),)
+_TEMPLATE_SHAPES: t.Final = (("leaf", LEAF_TEMPLATE), ("composite", COMPOSITE_TEMPLATE))
 
 
 def _warning(path: FieldPath, gate: str) -> str:
@@ -90,8 +93,8 @@ def drop_workload(spec: Mapping[str, t.Any], old_spec: Old, path: FieldPath, ctx
     def in_use(key: str) -> bool:
         if key == "compositePodGroupTemplates":
             return is_update(old_spec) and isinstance(old_spec, Mapping) and _present(old_spec.get(key))
-        # Composite templates carry ungated constraints; only leaves count for leaf-only fields.
-        kinds = ("leaf", "composite") if key == "preemptionPolicy" else ("leaf",)
+        # Only templates whose kind gates the field count: composite constraints are ungated.
+        kinds = {kind for kind, shape in _TEMPLATE_SHAPES if shape.gate_of(key) is not None}
         return any(_present(tpl.get(key)) for kind, tpl in old_templates if kind in kinds)
 
     all_pairs = (*WORKLOAD_SPEC_GATED, *LEAF_GATED)

@@ -1,6 +1,6 @@
-"""``PodGroup`` (api.md §4.6) and ``CompositePodGroup`` (§4.7) specs.
+"""``PodGroup`` (docs/design.md §5.3) and ``CompositePodGroup`` (docs/design.md §5.4) specs.
 
-Their hand-written validation checks metadata only (§5.2, §5.3); every spec rule here is a
+Their hand-written validation checks metadata only (docs/design.md §5.3, §5.4); every spec rule here is a
 declarative marker.
 """
 
@@ -10,21 +10,20 @@ import typing as t
 from collections.abc import Mapping
 
 from webhook.scheduling_objects.blocks import (
-    COMPOSITE_GATE,
     COMPOSITE_OBJECT,
-    LEAF,
     LONG_NAME,
+    POD_GROUP,
     GroupShape,
+    frozen_field,
     validate_group_fields,
     validate_workload_ref,
 )
-from webhook.scheduling_objects.gating import COMPOSITE_POD_GROUP_GATED, POD_GROUP_GATED, drop_flat
+from webhook.scheduling_objects.gating import drop_flat
 from webhook.scheduling_objects.markers import (
     Ctx,
     Errors,
     Old,
     as_object,
-    forbidden_if_disabled,
     immutable,
     is_update,
     old_child,
@@ -35,16 +34,25 @@ from webhook.vocab.field import FieldPath, required
 
 
 def validate_pod_group_spec(spec_value: object, old_spec: Old, ctx: Ctx) -> Errors:
-    """``spec`` of a PodGroup. An absent ``disruptionMode`` is fine: the server defaults it
-    to ``single`` before validation."""
-    return _validate_spec(spec_value, old_spec, ctx, LEAF, POD_GROUP_GATED, workload_ref_required=False)
+    """``spec`` of a PodGroup."""
+    return _validate_spec(spec_value, old_spec, ctx, POD_GROUP, workload_ref_required=False)
 
 
 def validate_composite_pod_group_spec(spec_value: object, old_spec: Old, ctx: Ctx) -> Errors:
     """``spec`` of a CompositePodGroup: workloadRef required, the whole policy immutable."""
-    return _validate_spec(
-        spec_value, old_spec, ctx, COMPOSITE_OBJECT, COMPOSITE_POD_GROUP_GATED, workload_ref_required=True
-    )
+    return _validate_spec(spec_value, old_spec, ctx, COMPOSITE_OBJECT, workload_ref_required=True)
+
+
+def with_defaults(spec: object) -> object:
+    """The spec as the apiserver decodes it: a missing spec is the zero struct, and a missing
+    ``disruptionMode`` is ``{"single": {}}`` (``+default``). The apiserver defaults the
+    stored object too when it decodes it for an UPDATE (docs/decisions.md E3), so both sides go through
+    here. The caller's mapping is copied, never changed."""
+    if spec is None:
+        spec = {}
+    if not isinstance(spec, Mapping) or spec.get("disruptionMode") is not None:
+        return spec
+    return {**spec, "disruptionMode": {"single": {}}}
 
 
 def _validate_spec(
@@ -52,35 +60,34 @@ def _validate_spec(
     old_spec: Old,
     ctx: Ctx,
     shape: GroupShape,
-    gated: t.Sequence[tuple[str, str]],
     *,
     workload_ref_required: bool,
 ) -> Errors:
     path = FieldPath.of("spec")
+    spec_value = with_defaults(spec_value)
+    old_spec = with_defaults(old_spec) if is_update(old_spec) else old_spec
     if unchanged(spec_value, old_spec):
         return []
     spec, errs = as_object(spec_value, path)
-    if errs:
+    if spec is None:
         return errs
-    # A missing spec decodes to the zero struct: its required fields report as missing.
-    spec = drop_flat(spec or {}, old_spec, path, gated, ctx)
-    errs = _validate_parent_name(spec, old_spec, path, ctx, gated=shape is LEAF)
+    spec = drop_flat(spec, old_spec, path, shape.gated_pairs(), ctx)
+    errs = _validate_parent_name(spec, old_spec, path, ctx, shape)
     errs += _validate_workload_ref_field(spec, old_spec, path, required_=workload_ref_required)
     return errs + validate_group_fields(spec, old_spec, path, shape, ctx)
 
 
 def _validate_parent_name(
-    spec: Mapping[str, t.Any], old_spec: Old, path: FieldPath, ctx: Ctx, *, gated: bool
+    spec: Mapping[str, t.Any], old_spec: Old, path: FieldPath, ctx: Ctx, shape: GroupShape
 ) -> Errors:
     """``parentCompositePodGroupName``: an immutable ``*string`` DNS subdomain. Its "requires
-    workloadRef" rule is alpha-only and not enforced (decision 13)."""
+    workloadRef" rule is alpha-only and not enforced (docs/decisions.md §13)."""
     key = "parentCompositePodGroupName"
-    p, new, old = path.child(key), spec.get(key), old_child(old_spec, key)
-    if unchanged(new, old):
-        return []
-    errs = forbidden_if_disabled(p, new, old, COMPOSITE_GATE, ctx) if gated else []
-    errs += immutable(p, new, old)
-    return errs + (string_value(new, p, pointer=True, fmt=LONG_NAME) if new is not None else [])
+    return frozen_field(spec, old_spec, key, path, ctx, _check_parent_name, shape.gate_of(key))
+
+
+def _check_parent_name(new: object, _old: Old, path: FieldPath) -> Errors:
+    return string_value(new, path, pointer=True, fmt=LONG_NAME)
 
 
 def _validate_workload_ref_field(

@@ -1,6 +1,6 @@
 """Shared machinery: decoded-JSON access, ratcheting, and the declarative-marker rules.
 
-Every rule here mirrors one apimachinery ``pkg/api/validate`` marker (api.md §2.2) and
+Every rule here mirrors one apimachinery ``pkg/api/validate`` marker (docs/design.md §2.2) and
 returns the errors it finds; nothing raises on malformed input. A wrong JSON type becomes
 ``FieldValueTypeInvalid`` (the CRD validator's wording), because the apiserver would refuse
 to decode such a body at all and CI still needs a path to point at.
@@ -79,7 +79,7 @@ def dict_items(value: object) -> t.Iterator[tuple[int, Mapping[str, t.Any]]]:
 
 
 def unchanged(new: object, old: Old) -> bool:
-    """Ratcheting (api.md §2.3): on update a value that is semantically unchanged is not
+    """Ratcheting (docs/design.md §2.3): on update a value that is semantically unchanged is not
     validated again (:func:`~webhook.vocab.equality.semantic_equal`)."""
     return old is not CREATE and semantic_equal(new, old)
 
@@ -104,23 +104,20 @@ def as_list(value: object, path: FieldPath) -> tuple[list[t.Any], Errors]:
 
 
 def as_int32(value: object, path: FieldPath) -> tuple[int | None, Errors]:
-    """The value as an int32; None when absent. Integral floats count as integers because
-    kubectl's YAML-to-JSON step writes ``3.0`` as ``3``; booleans do not."""
+    """The value as an int32; None when absent. A boolean or a float (``3.0`` included) is a
+    type error, as it is for the building blocks: Go's decoder rejects both for an int32, and
+    the one equality keeps them apart from integers, so create and update agree."""
     if value is None:
         return None, []
-    number: int | None = None
-    if isinstance(value, int) and not isinstance(value, bool):
-        number = value
-    elif isinstance(value, float) and value.is_integer():
-        number = int(value)
-    if number is None:
+    if not isinstance(value, int) or isinstance(value, bool):
         return None, [type_invalid(path, value, "must be of type integer")]
+    number = value
     if not INT32_MIN <= number <= INT32_MAX:
         return None, [type_invalid(path, value, "must be a 32-bit integer")]
     return number, []
 
 
-# --- declarative markers (api.md §2.2) --------------------------------------------------------
+# --- declarative markers (docs/design.md §2.2) --------------------------------------------------------
 
 
 Format = tuple[str, t.Callable[[str], list[str]]]
@@ -196,10 +193,18 @@ def enum_value(value: object, path: FieldPath, allowed: t.Sequence[str]) -> Erro
     return [] if value in allowed else [not_supported(path, value, sorted(allowed))]
 
 
-def union(path: FieldPath, obj: Mapping[str, t.Any], members: t.Sequence[str], old: Old) -> Errors:
+def union(
+    path: FieldPath,
+    obj: Mapping[str, t.Any],
+    members: t.Sequence[str],
+    old: Old,
+    *,
+    named: t.Sequence[str] | None = None,
+) -> Errors:
     """Exactly one member set (non-null), reported at the struct that holds the union.
 
     On update the check is skipped when the set of members that are set did not change.
+    ``named`` are the members the message lists (default: all of them).
     """
     chosen = [m for m in members if obj.get(m) is not None]
     if (
@@ -208,7 +213,7 @@ def union(path: FieldPath, obj: Mapping[str, t.Any], members: t.Sequence[str], o
         and chosen == [m for m in members if old.get(m) is not None]
     ):
         return []
-    listed = ", ".join(f"`{m}`" for m in members)
+    listed = ", ".join(f"`{m}`" for m in (members if named is None else named))
     if not chosen:
         return [invalid(path, "", f"must specify one of: {listed}", origin="union")]
     if len(chosen) > 1:
@@ -220,7 +225,14 @@ def union(path: FieldPath, obj: Mapping[str, t.Any], members: t.Sequence[str], o
     return []
 
 
-def list_union(path: FieldPath, obj: Mapping[str, t.Any], members: t.Sequence[str], old: Old) -> Errors:
+def list_union(
+    path: FieldPath,
+    obj: Mapping[str, t.Any],
+    members: t.Sequence[str],
+    old: Old,
+    *,
+    named: t.Sequence[str] | None = None,
+) -> Errors:
     """A union whose members are lists: a member is set when its list is non-empty."""
     view = {m: (None if is_absent(obj.get(m)) else obj.get(m)) for m in members}
     old_view = (
@@ -228,7 +240,7 @@ def list_union(path: FieldPath, obj: Mapping[str, t.Any], members: t.Sequence[st
         if not isinstance(old, Mapping)
         else {m: (None if is_absent(old.get(m)) else old.get(m)) for m in members}
     )
-    return union(path, view, members, old_view)
+    return union(path, view, members, old_view, named=named)
 
 
 def max_items(path: FieldPath, items: list[t.Any], limit: int) -> Errors:
@@ -305,7 +317,8 @@ def no_set_no_unset(path: FieldPath, new: object, old: Old) -> Errors:
 
 def forbidden_if_disabled(path: FieldPath, new: object, old: Old, gate: str, ctx: Ctx) -> Errors:
     """``ifDisabled(gate)=forbidden``. Only reachable on update when the old object already
-    used the field (otherwise the field was dropped before validation); ratcheted."""
-    if gate in ctx.gates or new is None or unchanged(new, old):
+    used the field (otherwise the field was dropped before validation); ratcheted. An empty
+    list is unset, as a nil Go slice is."""
+    if gate in ctx.gates or is_absent(new) or unchanged(new, old):
         return []
     return [forbidden(path, "", origin=f"ifDisabled({gate})")]

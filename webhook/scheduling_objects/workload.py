@@ -1,4 +1,4 @@
-"""``Workload`` (api.md §4.5, §5.1): declarative template rules plus the hand-written tree rules."""
+"""``Workload`` (docs/design.md §5.1, §5.2): declarative template rules plus the hand-written tree rules."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from webhook.scheduling_objects.blocks import (
     COMPOSITE_GATE,
     COMPOSITE_TEMPLATE,
-    LEAF,
+    LEAF_TEMPLATE,
     SHORT_NAME,
     GroupShape,
     validate_controller_ref,
@@ -37,40 +37,42 @@ from webhook.scheduling_objects.markers import (
     unique_names,
 )
 from webhook.vocab.equality import semantic_equal
-from webhook.vocab.field import FieldPath, duplicate, invalid, required
+from webhook.vocab.field import FieldPath, duplicate, invalid
 
 MAX_TEMPLATES: t.Final = 8  # WorkloadMaxPodGroupTemplates, per list
 MAX_TEMPLATE_DEPTH: t.Final = 4  # WorkloadMaxTemplateDepth
 _LISTS: t.Final = ("podGroupTemplates", "compositePodGroupTemplates")
+# The gate each spec union member needs (None: ungated). Both lists always count towards
+# the union, so an empty spec fails it whatever the gates (docs/decisions.md E1); the message names only
+# the members whose gate is on (docs/decisions.md E5).
+_UNION_MEMBERS: t.Final = (("podGroupTemplates", None), ("compositePodGroupTemplates", COMPOSITE_GATE))
 
 
 def validate_workload_spec(spec_value: object, old_spec: Old, ctx: Ctx) -> Errors:
     """``spec`` of a Workload: hand-written rules first, then the declarative ones (the
-    order in which the apiserver's strategy appends them)."""
+    order in which the apiserver's strategy appends them).
+
+    Only the declarative rules are ratcheted. The hand-written tree rules see the whole
+    spec on every update, changed or not (docs/decisions.md E2), as ``ValidateWorkloadUpdate`` does.
+    """
     path = FieldPath.of("spec")
-    if unchanged(spec_value, old_spec):
-        return []
     spec, errs = as_object(spec_value, path)
     if errs:
-        return errs
-    spec = drop_workload(spec or {}, old_spec, path, ctx)
-    return _validate_tree_rules(spec, path) + _validate_spec_fields(spec, old_spec, path, ctx)
+        return [] if unchanged(spec_value, old_spec) else errs
+    # ``spec`` is ``+required`` only as documentation (docs/decisions.md E1): a missing spec decodes to
+    # the zero struct, which the union rejects.
+    old = {} if old_spec is None else old_spec
+    spec = drop_workload(spec or {}, old, path, ctx)
+    return _validate_tree_rules(spec, path) + _validate_spec_fields(spec, old, path, ctx)
 
 
 # --- declarative rules ------------------------------------------------------------------------
 
 
-def _is_zero_spec(spec: Mapping[str, t.Any]) -> bool:
-    # WorkloadSpec is a non-pointer struct: with no controllerRef and both lists empty it is
-    # the zero value, which +required treats as absent.
-    return spec.get("controllerRef") is None and all(spec.get(k) in (None, []) for k in _LISTS)
-
-
 def _validate_spec_fields(spec: Mapping[str, t.Any], old: Old, path: FieldPath, ctx: Ctx) -> Errors:
-    if _is_zero_spec(spec):
-        return [required(path, origin="required")]
+    named = [key for key, gate in _UNION_MEMBERS if gate is None or gate in ctx.gates]
     errs = _validate_controller_ref_field(spec, old, path)
-    errs += list_union(path, spec, _LISTS, old)
+    errs += list_union(path, spec, [key for key, _ in _UNION_MEMBERS], old, named=named)
     errs += validate_template_list(spec, old, "podGroupTemplates", path, ctx, 0)
     errs += validate_template_list(spec, old, "compositePodGroupTemplates", path, ctx, 0)
     return errs
@@ -101,7 +103,7 @@ def validate_template_list(
     for i, item in enumerate(items):
         old = old_item(old_by_name, item)
         if key == "podGroupTemplates":
-            errs += _validate_template(item, old, p.index(i), LEAF, ctx, depth)
+            errs += _validate_template(item, old, p.index(i), LEAF_TEMPLATE, ctx, depth)
         else:
             errs += _validate_template(item, old, p.index(i), COMPOSITE_TEMPLATE, ctx, depth)
     return errs
@@ -124,7 +126,7 @@ def _validate_template(
     return errs
 
 
-# --- hand-written rules (pkg/apis/scheduling/validation, api.md §5.1) --------------------------
+# --- hand-written rules (pkg/apis/scheduling/validation, docs/design.md §5.2) --------------------------
 
 
 def _validate_tree_rules(spec: Mapping[str, t.Any], path: FieldPath) -> Errors:
