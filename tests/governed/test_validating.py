@@ -787,6 +787,17 @@ ROLEBASED = [
         mentions=COMPOSITE_GATE_WARNING,
     ),
     case(
+        "rolebased: roles without any block are admitted without the CompositePodGroup warning",
+        isvc(role("prefill", 2), role("decode", 4)),
+        warnings=0,
+    ),
+    case(
+        "rolebased: a block on one role alone still draws the CompositePodGroup warning",
+        isvc(R2, role("decode", 4)),
+        warnings=1,
+        mentions=COMPOSITE_GATE_WARNING,
+    ),
+    case(
         "rolebased: a role's minCount may not exceed its replicas",
         isvc(role("prefill", 1, gang(2)), R4),
         (INVALID, "spec.roles[0].scheduling.schedulingPolicy.gang.minCount"),

@@ -247,7 +247,9 @@ def _advice(
             out.append(
                 f"{node.path}.resourceClaims is dropped: feature gate DRAWorkloadResourceClaims is off"
             )
-    if tree.spec.composite and "CompositePodGroup" not in enabled:
+    # Only an object that asks for gangs hears about the gate: a composite tree without any
+    # block compiles to nothing the gate would change.
+    if tree.spec.composite and "CompositePodGroup" not in enabled and any(n.block is not None for n in nodes):
         out.append(f"{tree.path}: composite groups need feature gate CompositePodGroup, which is off")
     if any_block and "GenericWorkload" not in enabled:
         out.append("feature gate GenericWorkload is off: no Workload or PodGroup is created for this object")
