@@ -117,3 +117,105 @@ def test_for_kind_matches_the_api_version_exactly(
 ) -> None:
     policy = BUILTIN.for_kind(api_version, kind)
     assert (policy.name if policy is not None else None) == governed_by
+
+
+# --------------------------------------------------------------------------- policy-author mistakes at load
+
+MAP_POLICY = """\
+apiVersion: wasp.dev/v1alpha1
+kind: SchedulingIntegration
+metadata:
+  name: mpijob
+spec:
+  target: {group: kubeflow.org, versions: [v2beta1], kind: MPIJob, resource: mpijobs}
+  allowedPolicies: [basic, gang]
+  allowedDisruptionModes: [single, all]
+  stamping: {pods: true}
+  root:
+    type: composite
+    path: metadata.annotations[scheduling.wasp.dev/blocks]
+    templateName: "{name}"
+    children:
+    - id: replica
+      type: leaf
+      forEach: spec.mpiReplicaSpecs
+      forEachOver: map
+      path: scheduling
+      templateName: "{name}-{key}"
+      podCount: {path: replicas}
+      podLabel: {key: training.kubeflow.org/replica-type}
+"""
+
+
+def _write(tmp_path: Path, text: str, name: str = "p.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        pytest.param(
+            "podCount: {path: replicas}",
+            "podCount: {path: 'replicas*numOfHosts'}",
+            r"spec\.root\.children\[0\]\.podCount\.path: 'replicas\*numOfHosts' .* is not a field name",
+            id="a pod count written as an expression is refused, not read as absent",
+        ),
+        pytest.param(
+            "forEach: spec.mpiReplicaSpecs\n      forEachOver: map\n",
+            "forEachOver: map\n",
+            r"forEachOver needs forEach",
+            id="forEachOver without forEach is refused",
+        ),
+        pytest.param(
+            "forEachOver: map\n",
+            "forEachOver: map\n      itemKey: name\n",
+            r"keyed by their map key: drop itemKey",
+            id="an itemKey on a map's entries is refused",
+        ),
+        pytest.param(
+            "      forEachOver: map\n",
+            "",
+            r"\{key\} needs forEach with itemKey, or forEachOver: map",
+            id="a key placeholder over a list needs an itemKey",
+        ),
+        pytest.param(
+            "      podLabel: {key: training.kubeflow.org/replica-type}\n",
+            "    - id: launcher\n      type: leaf\n      path: spec.launcher\n      templateName: '{name}-l'\n"
+            "      podCount: {path: replicas}\n    - id: other\n      type: leaf\n      path: spec.other\n"
+            "      templateName: '{name}-o'\n      podCount: {path: replicas}\n",
+            r"children 'replica', 'launcher', 'other' have no podLabel",
+            id="a stamping composite whose children cannot be told apart by labels is refused",
+        ),
+    ],
+)
+def test_policy_mistakes_are_load_time_errors_naming_file_and_key(
+    tmp_path: Path, old: str, new: str, message: str
+) -> None:
+    assert old in MAP_POLICY
+    path = _write(tmp_path, MAP_POLICY.replace(old, new))
+    with pytest.raises(PolicyError, match=rf"(?s)p\.yaml: .*{message}"):
+        load_policy_file(path)
+
+
+def test_two_user_policies_with_one_name_are_an_error(tmp_path: Path) -> None:
+    first = load_policy_file(_write(tmp_path, MAP_POLICY, "a.yaml"))
+    second = load_policy_file(_write(tmp_path, MAP_POLICY.replace("kind: MPIJob", "kind: MPIJob2"), "b.yaml"))
+    with pytest.raises(PolicyError, match=r"b\.yaml: metadata\.name 'mpijob' is already used by .*a\.yaml"):
+        PolicySet([first, second])
+
+
+def test_a_user_policy_may_replace_a_builtin_one_by_name(tmp_path: Path) -> None:
+    text = (
+        Path("policies/batch-job.yaml").read_text().replace("updateRules: elastic", "updateRules: immutable")
+    )
+    override = load_policy_file(_write(tmp_path, text, "job.yaml"))
+    policies = PolicySet([*BUILTIN.policies, override])
+    job = policies.for_kind("batch/v1", "Job")
+    assert job is not None and job.update_rules == "immutable"
+
+
+def test_the_same_file_loaded_twice_is_not_a_clash(tmp_path: Path) -> None:
+    path = _write(tmp_path, MAP_POLICY)
+    assert len(PolicySet([load_policy_file(path), load_policy_file(path)]).policies) == 1

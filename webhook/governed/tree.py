@@ -8,6 +8,7 @@ names and paths can never disagree between them.
 
 from __future__ import annotations
 
+import heapq
 import typing as t
 
 from webhook.compiler.types import (
@@ -180,7 +181,7 @@ class _Builder:
             if child_spec.for_each is None:
                 continue
             elements = get_path(context, child_spec.for_each)
-            if elements is None or elements == []:
+            if elements is None or elements == [] or elements == {}:
                 where = context_path / child_spec.for_each
                 self.errors.append(
                     required(where, "needs at least one element: each is a group of the composite")
@@ -195,21 +196,16 @@ class _Builder:
         elements = self.lookup(context, context_path, spec.for_each)
         if elements is None:
             return []
-        if not isinstance(elements, list):
-            self.errors.append(type_invalid(list_path, elements, "must be of type array"))
-            return []
-        if len(elements) > MAX_TEMPLATES_PER_LIST:
-            # Each element becomes a template; a Workload holds at most 8 per list.
-            self.errors.append(
-                too_many(list_path, len(elements), MAX_TEMPLATES_PER_LIST, origin="maxTemplates")
-            )
+        # Each element becomes a template; a Workload holds at most 8 per list. Past a few times
+        # that, reading more elements only makes more errors: the work stays bounded.
+        total, entries = self.entries(spec, elements, list_path, limit=MAX_TEMPLATES_PER_LIST * 4)
+        if total > MAX_TEMPLATES_PER_LIST:
+            self.errors.append(too_many(list_path, total, MAX_TEMPLATES_PER_LIST, origin="maxTemplates"))
         nodes = []
-        for i, element in enumerate(elements[: MAX_TEMPLATES_PER_LIST * 4]):
-            element_path = list_path.index(i)
+        for i, (element_path, element, key) in enumerate(entries):
             if not isinstance(element, dict):
                 self.errors.append(type_invalid(element_path, element, "must be of type object"))
                 continue
-            key = None
             if spec.item_key is not None:
                 raw_key = get_path(element, spec.item_key)
                 if not isinstance(raw_key, str) or not raw_key:
@@ -220,6 +216,23 @@ class _Builder:
                 key = raw_key
             nodes.append(self.node(spec, element, element_path, key=key, index=i))
         return nodes
+
+    def entries(
+        self, spec: NodeSpec, elements: object, list_path: FieldPath, *, limit: int
+    ) -> tuple[int, list[tuple[FieldPath, object, str | None]]]:
+        """How many elements a ``forEach`` list or map has, and ``(path, element, map key)``
+        for the first ``limit`` of them, in order (a map's entries by key, the order in which
+        the apiserver serialises a map); ``(0, [])`` with an error for a value of the wrong type."""
+        if spec.for_each_map:
+            if not isinstance(elements, dict):
+                self.errors.append(type_invalid(list_path, elements, "must be of type object"))
+                return 0, []
+            keys = heapq.nsmallest(limit, elements, key=str)  # the first keys, without sorting them all
+            return len(elements), [(list_path.key(str(k)), elements[k], str(k)) for k in keys]
+        if not isinstance(elements, list):
+            self.errors.append(type_invalid(list_path, elements, "must be of type array"))
+            return 0, []
+        return len(elements), [(list_path.index(i), e, None) for i, e in enumerate(elements[:limit])]
 
 
 def _min_group_count_callback(children: int) -> t.Callable[[SchedulingConfig], None]:

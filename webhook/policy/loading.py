@@ -7,6 +7,7 @@ it without reading code.
 
 from __future__ import annotations
 
+import re
 import string
 import typing as t
 from pathlib import Path
@@ -24,6 +25,7 @@ from webhook.vocab.gates import KNOWN_GATES
 __all__ = ["load_policies", "load_policy_file"]
 
 _PLACEHOLDERS = frozenset({"name", "key", "index"})
+_FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 _VALIDATOR = jsonschema.Draft202012Validator(POLICY_SCHEMA)
 
 
@@ -60,6 +62,15 @@ class _Loader:
             self.fail(location, f"bad field path {text!r}: {exc}")
         if not parsed:
             self.fail(location, "field path must not be empty")
+        for seg in parsed.segments:
+            # A path names fields; anything else (an expression, a typo with a space) would
+            # read as absent on every object instead of failing here.
+            if isinstance(seg, str) and not _FIELD_NAME.fullmatch(seg):
+                self.fail(
+                    location,
+                    f"{seg!r} in {text!r} is not a field name (letters, digits, '_' and '-'; "
+                    "map keys go in brackets, e.g. metadata.annotations[example.com/x])",
+                )
         return parsed
 
     def node(self, doc: dict[str, t.Any], location: str, *, in_for_each: bool) -> NodeSpec:
@@ -75,11 +86,17 @@ class _Loader:
             self.fail(f"{location}.children", "a leaf node cannot have children (use type: composite)")
         for_each = self.path(f"{location}.forEach", doc["forEach"]) if "forEach" in doc else None
         item_key = self.path(f"{location}.itemKey", doc["itemKey"]) if "itemKey" in doc else None
+        for_each_map = doc.get("forEachOver", "list") == "map"
         if item_key is not None and for_each is None:
             self.fail(f"{location}.itemKey", "itemKey needs forEach")
+        if "forEachOver" in doc and for_each is None:
+            self.fail(f"{location}.forEachOver", "forEachOver needs forEach")
+        if for_each_map and item_key is not None:
+            self.fail(f"{location}.itemKey", "the entries of a map are keyed by their map key: drop itemKey")
+        keyed = item_key is not None or for_each_map
         if location == "spec.root" and for_each is not None:
             self.fail(f"{location}.forEach", "the root node cannot repeat")
-        self.check_template_name(f"{location}.templateName", doc["templateName"], for_each, item_key)
+        self.check_template_name(f"{location}.templateName", doc["templateName"], for_each, keyed=keyed)
         if composite and "podCount" in doc:
             self.fail(f"{location}.podCount", "only leaf nodes have a pod count")
         if composite and "minCountDefault" in doc:
@@ -92,9 +109,10 @@ class _Loader:
             pod_count = PodCount(self.path(f"{location}.podCount.path", pc["path"]), pc.get("default", 1))
         if doc.get("minCountDefault", "podCount") == "podCount" and not composite and pod_count is None:
             self.fail(f"{location}.minCountDefault", "minCountDefault: podCount needs podCount")
-        if "podLabel" in doc and item_key is None:
+        if "podLabel" in doc and not keyed:
             self.fail(
-                f"{location}.podLabel", "podLabel selects an element by its key: set forEach and itemKey"
+                f"{location}.podLabel",
+                "podLabel selects an element by its key: set forEach with itemKey, or forEachOver: map",
             )
         children = tuple(
             self.node(child, f"{location}.children[{i}]", in_for_each=in_for_each or for_each is not None)
@@ -106,6 +124,7 @@ class _Loader:
             path=self.path(f"{location}.path", doc["path"]),
             template_name=doc["templateName"],
             for_each=for_each,
+            for_each_map=for_each_map,
             item_key=item_key,
             pod_count=pod_count,
             min_count_default=doc.get("minCountDefault", "podCount") == "podCount",
@@ -124,7 +143,7 @@ class _Loader:
         )
 
     def check_template_name(
-        self, location: str, pattern: str, for_each: FieldPath | None, item_key: FieldPath | None
+        self, location: str, pattern: str, for_each: FieldPath | None, *, keyed: bool
     ) -> None:
         try:
             fields = [f for _, f, _, _ in string.Formatter().parse(pattern) if f is not None]
@@ -133,8 +152,8 @@ class _Loader:
         for name in fields:
             if name not in _PLACEHOLDERS:
                 self.fail(location, f"unknown placeholder {{{name}}} (known: {{name}}, {{key}}, {{index}})")
-            if name == "key" and item_key is None:
-                self.fail(location, "{key} needs forEach and itemKey on this node")
+            if name == "key" and not keyed:
+                self.fail(location, "{key} needs forEach with itemKey, or forEachOver: map, on this node")
             if name == "index" and for_each is None:
                 self.fail(location, "{index} needs forEach on this node")
 
@@ -191,6 +210,7 @@ def _parse(source: str, doc: object) -> Policy:
             c["apiVersion"],
             c["kind"],
             loader.path(f"spec.stamping.childTemplates[{i}].templatePath", c["templatePath"]),
+            c.get("resource"),
         )
         for i, c in enumerate(stamping.get("childTemplates", []))
     )
@@ -218,9 +238,17 @@ def _parse(source: str, doc: object) -> Policy:
 
 
 def _check_stampable(loader: _Loader, root: NodeSpec) -> None:
-    """Stamping computes a leaf's name from the owner reference and pod labels alone; an
-    element's position in its list is in neither, so ``{index}`` cannot be stamped."""
+    """Stamping computes a leaf's name from the owner reference and pod labels alone: an
+    element's position in its list is in neither, so ``{index}`` cannot be stamped; and a
+    composite's children must be told apart by labels, so at most one may go without one."""
     for node in root.walk():
+        unlabelled = [c.id for c in node.children if c.pod_label is None]
+        if node.composite and len(unlabelled) > 1:
+            loader.fail(
+                "spec.stamping",
+                f"node {node.id!r}: children {', '.join(map(repr, unlabelled))} have no podLabel, so "
+                "stamping cannot tell which of them a pod belongs to; give all but one of them a podLabel",
+            )
         fields = {f for _, f, _, _ in string.Formatter().parse(node.template_name) if f is not None}
         if not node.composite and "index" in fields:
             loader.fail(

@@ -53,6 +53,8 @@ class NodeSpec:
     path: FieldPath
     template_name: str
     for_each: FieldPath | None = None
+    # True when ``for_each`` names a map: its entries are the elements, keyed by the map key.
+    for_each_map: bool = False
     item_key: FieldPath | None = None
     pod_count: PodCount | None = None
     min_count_default: bool = True
@@ -61,6 +63,11 @@ class NodeSpec:
     exclusive_with: tuple[FieldPath, ...] = ()
     pod_label: str | None = None
     children: tuple[NodeSpec, ...] = ()
+
+    @property
+    def keyed(self) -> bool:
+        """Whether each element of this node has a key (``{key}``): an ``itemKey``, or a map key."""
+        return self.item_key is not None or self.for_each_map
 
     def template_for(self, name: str, key: str = "", index: int | None = None) -> str:
         """This node's template name for an object named ``name`` (and, under ``forEach``,
@@ -92,6 +99,9 @@ class ChildTemplate:
     api_version: str
     kind: str
     template_path: FieldPath
+    # The plural resource name (e.g. "jobs"); only the chart's webhook rules need it, so
+    # ``None`` (not given) is fine for the server and the CLI.
+    resource: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,13 +16,22 @@ __all__ = ["PolicySet"]
 class PolicySet:
     """The loaded policies plus the assumed feature gates; immutable after construction.
 
-    A policy whose ``metadata.name`` equals an earlier one's replaces it (so a platform team
-    can override a built-in policy); two different policies for the same kind are an error.
+    A policy whose ``metadata.name`` equals a built-in one's replaces it (so a platform team
+    can override a built-in policy); two other files with one name, and two different policies
+    for the same kind, are errors.
     """
 
     def __init__(self, policies: t.Iterable[Policy] = (), *, gates: FeatureGates = DEFAULT_GATES) -> None:
         by_name: dict[str, Policy] = {}
         for policy in policies:
+            earlier = by_name.get(policy.name)
+            if earlier is not None and earlier.source != policy.source and not _builtin(earlier):
+                # Replacing a built-in policy by name is how a platform team overrides it; two
+                # of their own files with one name would silently drop one of them.
+                raise PolicyError(
+                    f"{policy.source}: metadata.name {policy.name!r} is already used by {earlier.source}; "
+                    "policy names must be unique (only a built-in policy may be replaced by name)"
+                )
             by_name[policy.name] = policy
         self.gates = gates
         self.policies: tuple[Policy, ...] = tuple(by_name.values())
@@ -63,3 +72,7 @@ class PolicySet:
 
     def with_gates(self, gates: FeatureGates) -> PolicySet:
         return PolicySet(self.policies, gates=gates)
+
+
+def _builtin(policy: Policy) -> bool:
+    return Path(policy.source).resolve().parent == BUILTIN_POLICY_DIR.resolve()

@@ -44,6 +44,11 @@ _NODE: dict[str, t.Any] = {
             **_PATH,
             "description": "A list field (relative to the parent's context): one node per element.",
         },
+        "forEachOver": {
+            "enum": ["list", "map"],
+            "description": "What forEach names: a list (default), or a map whose entries are the "
+            "elements, each keyed ({key}) by its map key (MPIJob mpiReplicaSpecs, PyTorchJob).",
+        },
         "itemKey": {**_PATH, "description": "The field of each forEach element that identifies it ({key})."},
         "templateName": {
             "type": "string",
@@ -159,6 +164,12 @@ POLICY_SCHEMA: t.Final[dict[str, t.Any]] = {
                                     "apiVersion": {"type": "string", "minLength": 1},
                                     "kind": {"type": "string", "minLength": 1},
                                     "templatePath": _PATH,
+                                    "resource": {
+                                        "type": "string",
+                                        "minLength": 1,
+                                        "description": "The kind's plural resource name, for the "
+                                        "Helm chart's webhook rule (e.g. jobs).",
+                                    },
                                 },
                             },
                         },
