@@ -32,6 +32,7 @@ Contracts (the tests check each):
 from __future__ import annotations
 
 import copy
+import json
 import typing as t
 from dataclasses import dataclass
 
@@ -171,7 +172,11 @@ class _Run:
         return [e.error() for e in errors if e.key() not in self._base_errors]
 
     def node(self, node: ObjectNode, rules: list[tuple[int, DefaultRule]]) -> None:
-        current_block = get_path(self.current, node.path)
+        # The node's block as the tree read it (decoded when the policy keeps it as JSON text);
+        # a pass writes each node's block at most once, so it is still the current one.
+        current_block = node.block
+        if node.spec.json_encoded and current_block is None and get_path(self.current, node.path) is not None:
+            return  # text that is not JSON: the validator reports it; nothing sensible to fill
         if current_block is not None and not isinstance(current_block, dict):
             return  # malformed block: the validator reports it; nothing sensible to fill
         block: t.Mapping[str, t.Any] = current_block if current_block is not None else {}
@@ -183,8 +188,11 @@ class _Run:
             fills = self.fills(rule, node, block)
             if not fills:
                 return  # the first matching rule wins, even when it has nothing left to fill
+            value: object = {**block, **fills}
+            if node.spec.json_encoded:
+                value = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
             try:
-                candidate = assoc(self.current, node.path, {**block, **fills})
+                candidate = assoc(self.current, node.path, value)
             except ValueError as exc:
                 self.warn(rule, f"cannot write {node.path}: {exc}")
                 continue

@@ -9,6 +9,7 @@ names and paths can never disagree between them.
 from __future__ import annotations
 
 import heapq
+import json
 import typing as t
 
 from webhook.compiler.types import (
@@ -19,7 +20,7 @@ from webhook.compiler.types import (
     WorkloadItem,
 )
 from webhook.policy import NodeSpec, Policy
-from webhook.vocab.field import FieldError, FieldPath, Key, required, too_many, type_invalid
+from webhook.vocab.field import OMIT, FieldError, FieldPath, Key, invalid, required, too_many, type_invalid
 
 __all__ = [
     "MAX_TEMPLATES_PER_LIST", "ObjectNode", "build_tree", "get_path",
@@ -162,6 +163,8 @@ class _Builder:
     ) -> ObjectNode:
         path = context_path / spec.path if context_path.segments else spec.path
         block = self.lookup(context, context_path, spec.path)
+        if spec.json_encoded:
+            block = self.decode(block, path)
         name = spec.template_for(self.name, key or "", index)
         node = ObjectNode(spec, path, context_path, context, block, name, key)
         if spec.pod_count is not None and self.counts:
@@ -172,6 +175,23 @@ class _Builder:
             self.childless(spec, context, context_path)
         _fill_item(node)  # once the children (part of the item) are known
         return node
+
+    def decode(self, raw: object, path: FieldPath) -> object:
+        """The blocks a JSON string holds (an annotation), or ``None`` with the error that says
+        why not: a value that is not a string, or text that is not JSON (with its position)."""
+        if raw is None:
+            return None
+        if not isinstance(raw, str):
+            self.errors.append(type_invalid(path, raw, "must be of type string"))
+            return None
+        try:
+            return json.loads(raw)
+        except json.JSONDecodeError as exc:
+            detail = f"is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+            self.errors.append(invalid(path, OMIT, detail, origin="json"))
+        except RecursionError:
+            self.errors.append(invalid(path, OMIT, "is not valid JSON: nested too deeply", origin="json"))
+        return None
 
     def childless(self, spec: NodeSpec, context: t.Mapping[str, t.Any], context_path: FieldPath) -> None:
         """A composite node whose repeated children all came out empty has no Workload: say

@@ -123,6 +123,7 @@ class _Loader:
             composite=composite,
             path=self.path(f"{location}.path", doc["path"]),
             template_name=doc["templateName"],
+            json_encoded=doc.get("encoding", "object") == "json",
             for_each=for_each,
             for_each_map=for_each_map,
             item_key=item_key,

@@ -52,6 +52,8 @@ class NodeSpec:
     composite: bool
     path: FieldPath
     template_name: str
+    # True when ``path`` holds the blocks as a JSON string (an annotation) rather than an object.
+    json_encoded: bool = False
     for_each: FieldPath | None = None
     # True when ``for_each`` names a map: its entries are the elements, keyed by the map key.
     for_each_map: bool = False

@@ -44,6 +44,12 @@ _NODE: dict[str, t.Any] = {
             **_PATH,
             "description": "A list field (relative to the parent's context): one node per element.",
         },
+        "encoding": {
+            "enum": ["object", "json"],
+            "description": "How path holds the blocks: an object (default), or a JSON string, e.g. an "
+            "annotation (metadata.annotations[scheduling.wasp.dev/blocks]), which CRD pruning keeps "
+            "where a CRD has no field for the blocks.",
+        },
         "forEachOver": {
             "enum": ["list", "map"],
             "description": "What forEach names: a list (default), or a map whose entries are the "
