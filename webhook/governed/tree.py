@@ -19,7 +19,7 @@ from webhook.compiler.types import (
     WorkloadInput,
     WorkloadItem,
 )
-from webhook.policy import NodeSpec, Policy
+from webhook.policy import NodeSpec, PodCount, Policy
 from webhook.vocab.field import OMIT, FieldError, FieldPath, Key, invalid, required, too_many, type_invalid
 
 __all__ = [
@@ -83,10 +83,16 @@ class ObjectNode(WorkloadItem):
         self.pod_count_explicit = False
 
     @property
-    def pod_count_path(self) -> FieldPath | None:
-        """Where the pod count lives (built on demand: only messages need it)."""
+    def pod_count_source(self) -> str:
+        """What the pod count is read from, for messages: the field's path, or the expression
+        and the context it runs on (built on demand: only messages need it)."""
         pc = self.spec.pod_count
-        return None if pc is None else self.context_path / pc.path
+        if pc is None:
+            return ""
+        if pc.path is not None:
+            return str(self.context_path / pc.path)
+        where = f" of {self.context_path}" if self.context_path else ""
+        return f"the pod count{where} ({pc.expression})"
 
     def walk(self) -> list[ObjectNode]:
         """This node and its descendants in pre-order (a list: a review walks a tree often)."""
@@ -97,6 +103,24 @@ class ObjectNode(WorkloadItem):
             out.append(node)
             stack.extend(reversed(node.children))
         return out
+
+
+def _evaluate(pc: PodCount, context: t.Mapping[str, t.Any]) -> tuple[object, str | None]:
+    """The pod count expression's value over ``context`` as ``self`` and ``None``; ``(None,
+    None)`` when it reads a field the object does not have (the count is then absent, as for
+    an unset field); ``(None, why)`` when it fails on the object's values (a string times a
+    number, ...)."""
+    import cel  # the binding costs ~150 ms to import; only policies with expressions pay it
+
+    assert pc.program is not None  # set with every expression at load
+    try:
+        bound = cel.Context()
+        bound.add_variable("self", context)
+        return pc.program.execute(bound), None
+    except KeyError:
+        return None, None  # a field the expression reads is absent
+    except Exception as exc:  # noqa: BLE001 - a user's object must never crash admission
+        return None, f"{type(exc).__name__}: {exc}"
 
 
 def _min_count_callback(pod_count: int) -> t.Callable[[SchedulingConfig], None]:
@@ -144,13 +168,24 @@ class _Builder:
         pc = node.spec.pod_count
         if pc is None:
             return
-        raw = self.lookup(node.context, node.context_path, pc.path)
+        if pc.path is not None:
+            raw = self.lookup(node.context, node.context_path, pc.path)
+            where = node.context_path / pc.path
+        else:
+            (raw, failure), where = _evaluate(pc, node.context), node.context_path
+            if failure is not None:
+                detail = f"the pod count {pc.expression!r} cannot be computed: {failure}"
+                self.errors.append(invalid(where, OMIT, detail[:300], origin="podCount"))
+                return
         if raw is None:
             node.pod_count = pc.default
         elif isinstance(raw, int) and not isinstance(raw, bool):
             node.pod_count, node.pod_count_explicit = raw, True
+        elif pc.path is not None:
+            self.errors.append(type_invalid(where, raw, "must be of type integer"))
         else:
-            self.errors.append(type_invalid(node.context_path / pc.path, raw, "must be of type integer"))
+            detail = f"the pod count {pc.expression!r} gives {type(raw).__name__} {raw!r}, not an integer"
+            self.errors.append(invalid(where, OMIT, detail[:300], origin="podCount"))
 
     def node(
         self,

@@ -164,14 +164,14 @@ def _pod_count_bound(node: ObjectNode, errors: list[FieldError], warnings: list[
     if node.pod_count == 0 and node.pod_count_explicit:
         path = node.path.child("schedulingPolicy", "gang", "minCount")
         warnings.append(
-            f"{node.pod_count_path} is 0: the workload is paused, so {path} ({min_count}) is not checked against it"
+            f"{node.pod_count_source} is 0: the workload is paused, so {path} ({min_count}) is not checked against it"
         )
     elif min_count > node.pod_count:
         errors.append(
             invalid(
                 node.path.child("schedulingPolicy", "gang", "minCount"),
                 min_count,
-                f"must be less than or equal to {node.pod_count_path} ({node.pod_count})",
+                f"must be less than or equal to {node.pod_count_source} ({node.pod_count})",
                 origin="podCount",
             )
         )

@@ -22,6 +22,9 @@ from webhook.vocab.errors import PolicyError
 from webhook.vocab.field import FieldPath
 from webhook.vocab.gates import KNOWN_GATES
 
+if t.TYPE_CHECKING:
+    import cel
+
 __all__ = ["load_policies", "load_policy_file"]
 
 _PLACEHOLDERS = frozenset({"name", "key", "index"})
@@ -105,8 +108,7 @@ class _Loader:
             self.fail(f"{location}.minGroupCountDefault", "leaf nodes default minCount instead")
         pod_count = None
         if "podCount" in doc:
-            pc = doc["podCount"]
-            pod_count = PodCount(self.path(f"{location}.podCount.path", pc["path"]), pc.get("default", 1))
+            pod_count = self.pod_count(f"{location}.podCount", doc["podCount"])
         if doc.get("minCountDefault", "podCount") == "podCount" and not composite and pod_count is None:
             self.fail(f"{location}.minCountDefault", "minCountDefault: podCount needs podCount")
         if "podLabel" in doc and not keyed:
@@ -143,6 +145,21 @@ class _Loader:
             children=children,
         )
 
+    def pod_count(self, location: str, doc: dict[str, t.Any]) -> PodCount:
+        default = doc.get("default", 1)
+        if "path" in doc:
+            return PodCount(self.path(f"{location}.path", doc["path"]), default)
+        expression = doc["expression"]
+        program = _compile_cel(self, f"{location}.expression", expression)
+        unknown = sorted(set(program.variables()) - {"self"})
+        if unknown:
+            self.fail(
+                f"{location}.expression",
+                f"{expression!r} names {', '.join(map(repr, unknown))}: the node's context is `self` "
+                "(e.g. self.replicas * self.template.spec.parallelism)",
+            )
+        return PodCount(None, default, expression, program)
+
     def check_template_name(
         self, location: str, pattern: str, for_each: FieldPath | None, *, keyed: bool
     ) -> None:
@@ -164,16 +181,7 @@ class _Loader:
             node = doc.get("node", "root")
             if node not in self.ids:
                 self.fail(f"spec.defaults[{i}].node", f"no node with id {node!r}")
-            program = None
-            if "when" in doc:
-                # Imported only here: the binding pulls in a CLI stack (rich, prompt_toolkit)
-                # that costs ~150 ms, which `wasp validate` should not pay for conditionless policies.
-                import cel
-
-                try:
-                    program = cel.compile(doc["when"])
-                except (ValueError, RuntimeError) as exc:
-                    self.fail(f"spec.defaults[{i}].when", f"CEL expression does not compile: {exc}")
+            program = _compile_cel(self, f"spec.defaults[{i}].when", doc["when"]) if "when" in doc else None
             rules.append(
                 DefaultRule(
                     name=doc["name"],
@@ -185,6 +193,17 @@ class _Loader:
                 )
             )
         return tuple(rules)
+
+
+def _compile_cel(loader: _Loader, location: str, expression: str) -> cel.Program:
+    # Imported only here: the binding pulls in a CLI stack (rich, prompt_toolkit) that costs
+    # ~150 ms, which `wasp validate` should not pay for policies without expressions.
+    import cel
+
+    try:
+        return cel.compile(expression)
+    except (ValueError, RuntimeError) as exc:
+        loader.fail(location, f"CEL expression does not compile: {exc}")
 
 
 def _parse(source: str, doc: object) -> Policy:

@@ -34,10 +34,15 @@ UpdateRules = t.Literal["elastic", "immutable", "none"]
 
 @dataclass(frozen=True, slots=True)
 class PodCount:
-    """Where a leaf's pod count lives; ``default`` applies when the field is unset."""
+    """Where a leaf's pod count comes from: the field at ``path``, or the CEL ``expression``
+    (compiled as ``program``) over the node's context bound as ``self``; exactly one is set.
+    ``default`` applies when the field is unset, or when the expression reads a field that is
+    unset (guard optional fields with ``has()`` to count them otherwise)."""
 
-    path: FieldPath
+    path: FieldPath | None
     default: int = 1
+    expression: str | None = None
+    program: cel.Program | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -64,9 +64,12 @@ _NODE: dict[str, t.Any] = {
         "podCount": {
             "type": "object",
             "additionalProperties": False,
-            "required": ["path"],
+            "description": "The leaf's pod count: a field (path), or a CEL expression over the node's "
+            "context as `self` (expression), for products and clamps such as replicas x parallelism.",
+            "oneOf": [{"required": ["path"]}, {"required": ["expression"]}],
             "properties": {
                 "path": _PATH,
+                "expression": {"type": "string", "minLength": 1},
                 "default": {"type": "integer", "minimum": 0},
             },
         },
