@@ -1,0 +1,79 @@
+"""``wasp policy check``: a policy file checked against the CRD it governs, for CI.
+
+Exit codes as ``wasp validate``: 0 the policy fits the CRD, 1 it has problems (one line each
+on stdout, naming the policy key), 2 a file cannot be read or is not a policy or a CRD.
+"""
+
+from __future__ import annotations
+
+import sys
+import typing as t
+from pathlib import Path
+
+import click
+import yaml
+
+__all__ = ["policy"]
+
+
+@click.group()
+def policy() -> None:
+    """Work with policy files (SchedulingIntegration)."""
+
+
+@policy.command("check")
+@click.argument("policy_file", metavar="POLICY", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--crd",
+    "crd_file",
+    required=True,
+    metavar="CRD.yaml",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The CustomResourceDefinition the policy governs (a file holding it, among other documents).",
+)
+def check(policy_file: Path, crd_file: Path) -> None:
+    """Check every path, forEach, itemKey and pod count of POLICY against the CRD's schema.
+
+    A path the CRD does not have, a list that is a map, a pod count that is not an integer, or
+    blocks at a field the CRD lacks (the apiserver would prune them) is reported with the
+    policy key to fix.
+    """
+    from webhook.policy import load_policy_file
+    from webhook.policy.crdcheck import check_against_crd
+    from webhook.vocab.errors import PolicyError
+
+    try:
+        loaded = load_policy_file(policy_file)
+    except PolicyError as exc:
+        _fail(str(exc))
+    crd = _find_crd(crd_file, loaded.group, loaded.kind)
+    problems = check_against_crd(loaded, crd)
+    for problem in problems:
+        click.echo(f"{policy_file}: {problem}")
+    if problems:
+        sys.exit(1)
+    click.echo(f"{policy_file}: fits {crd_file} ({loaded.group}/{loaded.kind} {', '.join(loaded.versions)})")
+
+
+def _find_crd(path: Path, group: str, kind: str) -> dict[str, t.Any]:
+    """The CRD in ``path`` for ``group``/``kind``, or the only CRD there."""
+    from webhook.policy.crdcheck import crd_identity
+
+    try:
+        documents = [d for d in yaml.safe_load_all(path.read_text(encoding="utf-8")) if isinstance(d, dict)]
+    except (OSError, UnicodeDecodeError) as exc:
+        _fail(f"{path}: cannot read it: {exc}")
+    except yaml.YAMLError as exc:
+        _fail(f"{path}: not valid YAML: {exc}")
+    crds = [d for d in documents if d.get("kind") == "CustomResourceDefinition"]
+    for crd in crds:
+        if crd_identity(crd) == (group, kind):
+            return crd
+    if len(crds) == 1:
+        return crds[0]  # check_against_crd says what does not match
+    _fail(f"{path}: holds no CustomResourceDefinition for {group}/{kind}")
+
+
+def _fail(message: str) -> t.NoReturn:
+    sys.stderr.write(message + "\n")
+    sys.exit(2)
