@@ -15,6 +15,7 @@ import click
 _COMMANDS: t.Final = {
     "certs": "webhook.cli.certs:certs",
     "compile": "webhook.cli.render:compile_command",
+    "policy": "webhook.cli.policy:policy",
     "schema": "webhook.cli.schema:schema",
     "serve": "webhook.cli.serve:serve",
     "validate": "webhook.cli.validate:validate",
