@@ -34,6 +34,7 @@ CORE_MODULES = [
     "webhook.cli.render",
     "webhook.cli.schema",
     "webhook.cli.certs",
+    "webhook.cli.policy",
 ]
 EDGE_ONLY = ("flask", "werkzeug", "gunicorn")
 
