@@ -62,6 +62,12 @@ CASES: list[tuple[str, BlockType, Any]] = [
     ("  disruptionMode", BlockType.DISRUPTION, VALID["disruptionMode"]),
     ("  resourceClaims[0]", BlockType.RESOURCE_CLAIM, VALID["resourceClaims"][0]),
     ("SchedulingConfiguration (invalid)", BlockType.SCHEDULING, INVALID),
+    # maxItems short-circuits before the reference engine: one error, no per-item work.
+    (
+        "200,000 topology entries (invalid)",
+        BlockType.SCHEDULING,
+        {"schedulingConstraints": {"topology": [{"key": "k"}] * 200_000}},
+    ),
 ]
 
 

@@ -110,6 +110,7 @@ class Shape:
     prop_order: dict[str, int] = field(default_factory=dict)
     items: Shape | None = None
     map_keys: tuple[str, ...] | None = None
+    max_items: int | None = None
 
 
 NO_SHAPE: Final = Shape()  # below an unknown member: nothing correlates by key
@@ -124,6 +125,8 @@ def shape_of(schema: Mapping[str, Any]) -> Shape:
         shape.prop_order.setdefault(name, len(shape.prop_order))
     if "items" in schema:
         shape.items = shape_of(schema["items"])
+    if isinstance(schema.get("maxItems"), int):
+        shape.max_items = schema["maxItems"]
     if schema.get("x-kubernetes-list-type") == "map":
         shape.map_keys = tuple(schema.get(LIST_MAP_KEYS, ()))
     return shape

@@ -33,7 +33,7 @@ from webhook.vocab.field import (
 )
 from webhook.vocab.formats import FORMAT_CHECKERS
 
-__all__ = ["Kind", "Raw", "enumerate_errors", "order_key", "short_circuit"]
+__all__ = ["Kind", "Raw", "enumerate_errors", "order_key", "over_limit", "short_circuit"]
 
 
 class Kind(enum.Enum):
@@ -124,8 +124,6 @@ def _translate(err: ValidationError) -> Iterator[Raw]:
     elif keyword == "maximum":
         detail = f"must be less than or equal to {_number(value)}"
         yield Raw(loc, Kind.VALUE, invalid(at, inst, detail, origin="maximum"))
-    elif keyword == "maxItems":
-        yield Raw(loc, Kind.TOO_MANY, too_many(at, len(inst), int(value)))
     elif keyword == "format":
         messages = FORMAT_CHECKERS[value](inst)
         yield Raw(loc, Kind.VALUE, invalid(at, inst, "; ".join(messages), origin=f"format={value}"))
@@ -146,34 +144,46 @@ def _translate(err: ValidationError) -> Iterator[Raw]:
         yield Raw(loc, Kind.VALUE, internal_error(at, detail))
 
 
+def over_limit(value: object, shape: Shape) -> tuple[object, list[Raw]]:
+    """``maxItems``, which validation-gen marks ShortCircuit: a list over its limit reports only
+    ``TooMany`` (neither its uniqueness nor its items are validated). Checked here, before the
+    reference engine runs, so a long list costs one error and no per-item work: the value comes
+    back with every such list emptied (copy-on-write), beside the ``TooMany`` errors."""
+    raws: list[Raw] = []
+    return _cut(value, shape, (), raws), raws
+
+
+def _cut(value: object, shape: Shape, loc: Loc, raws: list[Raw]) -> object:
+    if isinstance(value, list):
+        if shape.max_items is not None and len(value) > shape.max_items:
+            raws.append(Raw(loc, Kind.TOO_MANY, too_many(FieldPath(loc), len(value), shape.max_items)))
+            return []
+        items_shape = shape.items or NO_SHAPE
+        cut = [_cut(item, items_shape, (*loc, i), raws) for i, item in enumerate(value)]
+        return value if all(a is b for a, b in zip(cut, value, strict=True)) else cut
+    if isinstance(value, dict) and shape.props:
+        out = {
+            k: _cut(v, shape.props[k], (*loc, k), raws) if k in shape.props else v for k, v in value.items()
+        }
+        return value if all(out[k] is v for k, v in value.items()) else out
+    return value
+
+
 def short_circuit(raws: list[Raw]) -> list[Raw]:
     """Drop what the apiserver never evaluates once a short-circuiting validator failed.
 
     * a type error: Go's decoder rejects the value, nothing else is checked at that location;
-    * required (absent or zero): the field's other validators (e.g. format) do not run;
-    * maxItems: validation-gen marks it ShortCircuit, so neither the list's uniqueness nor its
-      items are validated.
+    * required (absent or zero): the field's other validators (e.g. format) do not run.
+
+    (``maxItems`` short-circuits too, before the engine runs: :func:`over_limit`.)
     """
-    exact: set[Loc] = set()
-    subtree: set[Loc] = set()
-    for raw in raws:
-        if raw.kind in (Kind.TYPE, Kind.REQUIRED):
-            exact.add(raw.loc)
-        elif raw.kind is Kind.TOO_MANY:
-            subtree.add(raw.loc)
-    if not exact and not subtree:
+    exact = {raw.loc for raw in raws if raw.kind in (Kind.TYPE, Kind.REQUIRED)}
+    if not exact:
         return raws
-    kept: list[Raw] = []
-    for raw in raws:
-        if raw.kind not in _BLOCKERS and raw.loc in exact:
-            continue
-        if raw.kind is not Kind.TOO_MANY and any(raw.loc[: len(p)] == p for p in subtree):
-            continue
-        kept.append(raw)
-    return kept
+    return [raw for raw in raws if raw.kind in _BLOCKERS or raw.loc not in exact]
 
 
-_BLOCKERS: Final = frozenset({Kind.TYPE, Kind.REQUIRED, Kind.TOO_MANY})
+_BLOCKERS: Final = frozenset({Kind.TYPE, Kind.REQUIRED})
 
 
 def order_key(raw: Raw, new: object, shape: Shape) -> tuple[tuple[int, ...], int]:

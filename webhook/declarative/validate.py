@@ -30,7 +30,7 @@ from webhook.declarative.decode import ABSENT, Scan, normalize
 from webhook.declarative.document import BlockType
 from webhook.declarative.engines import COMPILED, Compiled
 from webhook.declarative.ratchet import ratcheted
-from webhook.declarative.translate import enumerate_errors, order_key, short_circuit
+from webhook.declarative.translate import enumerate_errors, order_key, over_limit, short_circuit
 from webhook.vocab.equality import semantic_equal
 from webhook.vocab.field import FieldError, FieldPath, internal_error
 from webhook.vocab.sentinel import Sentinel
@@ -114,7 +114,8 @@ def _validate(block: BlockType, value: object, path: FieldPath, old: object) -> 
         old_value = normalize(old, Scan())
         if semantic_equal(new, old_value):
             return []
-    raws = short_circuit(enumerate_errors(compiled, new))
+    judged, too_many = over_limit(new, compiled.shape)
+    raws = short_circuit([*too_many, *enumerate_errors(compiled, judged)])
     if ratchet:
         raws = [raw for raw in raws if not ratcheted(raw, new, old_value, compiled.shape)]
     raws.sort(key=lambda raw: order_key(raw, new, compiled.shape))

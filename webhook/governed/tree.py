@@ -133,10 +133,10 @@ def _min_count_callback(pod_count: int) -> t.Callable[[SchedulingConfig], None]:
 
 
 class _Builder:
-    __slots__ = ("counts", "errors", "name")
+    __slots__ = ("errors", "name", "stored")
 
-    def __init__(self, obj: t.Mapping[str, t.Any], counts: bool) -> None:
-        self.counts = counts
+    def __init__(self, obj: t.Mapping[str, t.Any], stored: bool) -> None:
+        self.stored = stored
         self.name = _object_name(obj)
         self.errors: list[FieldError] = []
 
@@ -202,13 +202,14 @@ class _Builder:
             block = self.decode(block, path)
         name = spec.template_for(self.name, key or "", index)
         node = ObjectNode(spec, path, context_path, context, block, name, key)
-        if spec.pod_count is not None and self.counts:
+        if spec.pod_count is not None and not self.stored:
             self.pod_count(node)
         for child_spec in spec.children:
             node.children.extend(self.children(child_spec, context, context_path))
         if spec.composite and not node.children:
             self.childless(spec, context, context_path)
-        _fill_item(node)  # once the children (part of the item) are known
+        if not self.stored:
+            _fill_item(node)  # once the children (part of the item) are known
         return node
 
     def decode(self, raw: object, path: FieldPath) -> object:
@@ -322,17 +323,20 @@ def _fill_item(node: ObjectNode) -> None:
 
 
 def build_tree(
-    policy: Policy, obj: t.Mapping[str, t.Any], *, counts: bool = True
+    policy: Policy, obj: t.Mapping[str, t.Any], *, stored: bool = False
 ) -> tuple[ObjectNode, list[FieldError]]:
     """The object's tree under ``policy`` and the errors met while reading it (wrong types,
     missing element keys, too many elements). Never raises on malformed objects.
 
-    Every node is the compiler's item for it (default config, input slots, callbacks).
-    ``counts=False`` leaves every ``pod_count`` unread (``None``, and no gang-count callback):
-    the stored object's tree on an update, which is compared by names and blocks only and
-    whose read errors are not reported again (it was admitted already).
+    Every node is the compiler's item for it (default config, input slots, callbacks), but
+    for a stored tree.
+    ``stored=True`` builds the stored object's tree on an update: names, blocks and paths,
+    which the update rules, ratcheting and the compiler's rename check compare; no pod counts
+    and no compiler fields (the compiler's declarative layer, the only reader of an old
+    node's blocks, is off for governed objects), and its read errors are not reported again
+    (it was admitted already).
     """
-    builder = _Builder(obj, counts)
+    builder = _Builder(obj, stored)
     root = builder.node(policy.root, obj, _OBJECT)
     return root, builder.errors
 

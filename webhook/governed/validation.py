@@ -88,7 +88,7 @@ def validate_governed(
             warnings.append(f"{root_path} cannot change: feature gate {policy.feature_gate} is off")
     nodes = tree.walk()
     errors.extend(_duplicate_template_names(nodes))
-    old_root = build_tree(policy, old, counts=False)[0] if old is not None else None
+    old_root = build_tree(policy, old, stored=True)[0] if old is not None else None
     # Old and new nodes pair by template name (unique in a valid tree), for every rule below.
     stored = {n.template_name: n for n in old_root.walk()} if old_root is not None else {}
     if policy.declarative_validation:
@@ -98,6 +98,8 @@ def validate_governed(
     # reported at the user's fields above.
     buildable = all(n.children for n in nodes if n.spec.composite)
     if buildable and not any(e.origin == "templateName" for e in errors):
+        # With its declarative layer off the compiler reads of the stored tree only its names
+        # (the rename check, and the pairing of children), which a stored tree has.
         errors.extend(Builder(tree, policy.build_options).validate(old_root))
     for node in nodes:
         _pod_count_bound(node, errors, warnings)
