@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import typing as t
 from pathlib import Path
 
 import pytest
@@ -219,3 +220,52 @@ def test_a_user_policy_may_replace_a_builtin_one_by_name(tmp_path: Path) -> None
 def test_the_same_file_loaded_twice_is_not_a_clash(tmp_path: Path) -> None:
     path = _write(tmp_path, MAP_POLICY)
     assert len(PolicySet([load_policy_file(path), load_policy_file(path)]).policies) == 1
+
+
+# --------------------------------------------------------------------------- the policy-schema verdict
+
+
+def _mutations() -> list[tuple[str, object]]:
+    import copy
+
+    import yaml
+
+    base = yaml.safe_load(MAP_POLICY)
+    builtin = [yaml.safe_load(p.read_text()) for p in sorted(Path("policies").glob("*.yaml"))]
+    cases: list[tuple[str, object]] = [("the example map policy", base)]
+    cases += [(f"built-in policy {i}", doc) for i, doc in enumerate(builtin)]
+
+    def mutated(name: str, change: t.Callable[[dict[str, t.Any]], None]) -> None:
+        doc = copy.deepcopy(base)
+        change(doc)
+        cases.append((name, doc))
+
+    mutated("an unknown top-level key", lambda d: d.update(extra=1))
+    mutated("an unknown node key", lambda d: d["spec"]["root"].update(colour="red"))
+    mutated("a node type outside the enum", lambda d: d["spec"]["root"].update(type="branch"))
+    mutated("a missing target", lambda d: d["spec"].pop("target"))
+    mutated(
+        "a pod count default below zero",
+        lambda d: d["spec"]["root"]["children"][0]["podCount"].update(default=-1),
+    )
+    mutated(
+        "a pod count with both forms",
+        lambda d: d["spec"]["root"]["children"][0]["podCount"].update(expression="1"),
+    )
+    mutated(
+        "a node id that is not a DNS label", lambda d: d["spec"]["root"]["children"][0].update(id="Replica")
+    )
+    mutated("allowedPolicies as a string", lambda d: d["spec"].update(allowedPolicies="gang"))
+    cases += [("a list", []), ("a string", "policy"), ("null", None)]
+    return cases
+
+
+@pytest.mark.parametrize(("doc",), [(c[1],) for c in _mutations()], ids=[c[0] for c in _mutations()])
+def test_the_fast_policy_verdict_agrees_with_the_reference_engine(doc: object) -> None:
+    import jsonschema
+
+    from webhook.policy.loading import schema_errors
+    from webhook.policy.schema import POLICY_SCHEMA
+
+    reference = list(jsonschema.Draft202012Validator(POLICY_SCHEMA).iter_errors(doc))  # type: ignore[arg-type]
+    assert (schema_errors(doc) == []) is (reference == [])

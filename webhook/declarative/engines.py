@@ -3,20 +3,19 @@
 * **jsonschema_rs** gives the verdict: compiled once per block with the ``k8s-*`` format checkers
   and the ``x-kubernetes-list-map-keys`` keyword, it answers a valid block in microseconds.
 * **python-jsonschema** is the reference: it enumerates every violation, and runs only when
-  the verdict is "invalid" or the input is one the fast engine would judge differently.
+  the verdict is "invalid" or the input is one the fast engine would judge differently. It is
+  imported and compiled on first use (:func:`preload` does it up front, for a server that
+  forks): a CLI run over valid manifests never pays for it.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import jsonschema_rs
-from jsonschema import Draft202012Validator, FormatChecker, ValidationError
-from jsonschema.protocols import Validator as _PyValidator
-from jsonschema.validators import extend
 
 from webhook.declarative.decode import duplicate_indices
 from webhook.declarative.document import (
@@ -30,7 +29,11 @@ from webhook.declarative.document import (
 )
 from webhook.vocab.formats import FORMAT_CHECKERS
 
-__all__ = ["COMPILED", "Compiled", "compiled_schema", "fast_validator", "reference_validator"]
+if TYPE_CHECKING:
+    from jsonschema import ValidationError
+    from jsonschema.protocols import Validator as _PyValidator
+
+__all__ = ["COMPILED", "Compiled", "compiled_schema", "fast_validator", "preload", "reference_validator"]
 
 
 class _ListMapKeysKeyword:
@@ -48,6 +51,8 @@ def _list_map_keys_keyword(
     validator: _PyValidator, keys: Sequence[str], instance: Any, schema: Mapping[str, Any]
 ) -> Iterator[ValidationError]:
     """``x-kubernetes-list-map-keys`` for python-jsonschema: one error per later duplicate."""
+    from jsonschema import ValidationError
+
     if not isinstance(instance, list):
         return
     for i in duplicate_indices(instance, keys):
@@ -76,23 +81,31 @@ def _rs_format(check: Callable[[str], list[str]]) -> Callable[[str], bool]:
     return predicate
 
 
-_FORMAT_CHECKER: Final = FormatChecker(formats=())
-for _name, _check in FORMAT_CHECKERS.items():
-    _FORMAT_CHECKER.checks(_name)(_format_predicate(_check))
-
 _RS_FORMATS: Final = {name: _rs_format(check) for name, check in FORMAT_CHECKERS.items()}
 
-# ``extend`` is untyped in types-jsonschema; the result is a validator class like its base.
-_ReferenceValidator: Final[type[_PyValidator]] = extend(  # type: ignore[no-untyped-call]
-    Draft202012Validator,
-    validators={LIST_MAP_KEYS: _list_map_keys_keyword},
-    type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_int32_candidate),
-)
+
+@functools.cache
+def _reference_class() -> tuple[type[_PyValidator], Any]:
+    """python-jsonschema's 2020-12 validator with wasp's keyword, integer type and formats."""
+    from jsonschema import Draft202012Validator, FormatChecker
+    from jsonschema.validators import extend
+
+    checker = FormatChecker(formats=())
+    for name, check in FORMAT_CHECKERS.items():
+        checker.checks(name)(_format_predicate(check))
+    # ``extend`` is untyped in types-jsonschema; the result is a validator class like its base.
+    cls: type[_PyValidator] = extend(  # type: ignore[no-untyped-call]
+        Draft202012Validator,
+        validators={LIST_MAP_KEYS: _list_map_keys_keyword},
+        type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_int32_candidate),
+    )
+    return cls, checker
 
 
 def reference_validator(schema: Mapping[str, Any]) -> _PyValidator:
     """The reference (python-jsonschema) validator for ``schema``, with wasp's extensions."""
-    return _ReferenceValidator(schema, format_checker=_FORMAT_CHECKER)
+    cls, checker = _reference_class()
+    return cls(schema, format_checker=checker)
 
 
 def fast_validator(schema: Mapping[str, Any]) -> jsonschema_rs.Validator:
@@ -105,26 +118,33 @@ def fast_validator(schema: Mapping[str, Any]) -> jsonschema_rs.Validator:
     )
 
 
-@dataclass(frozen=True, slots=True)
 class Compiled:
-    schema: dict[str, Any]
-    fast: jsonschema_rs.Validator
-    reference: _PyValidator
-    shape: Shape
+    """One block's schema, its fast validator, its shape, and its reference validator (built
+    on first use; two threads that race both build one, and either is the same validator)."""
+
+    __slots__ = ("_reference", "fast", "schema", "shape")
+
+    def __init__(self, block: BlockType) -> None:
+        # The whole document with a root $ref keeps every definition reachable for both engines.
+        self.schema: dict[str, Any] = {**DOCUMENT, "$ref": REF_PREFIX + block.value}
+        self.fast: jsonschema_rs.Validator = fast_validator(self.schema)
+        self.shape: Shape = shape_of(block_schema(block))
+        self._reference: _PyValidator | None = None
+
+    @property
+    def reference(self) -> _PyValidator:
+        if self._reference is None:
+            self._reference = reference_validator(self.schema)
+        return self._reference
 
 
-def _compile(block: BlockType) -> Compiled:
-    # The whole document with a root $ref keeps every definition reachable for both engines.
-    schema = {**DOCUMENT, "$ref": REF_PREFIX + block.value}
-    return Compiled(
-        schema=schema,
-        fast=fast_validator(schema),
-        reference=reference_validator(schema),
-        shape=shape_of(block_schema(block)),
-    )
+def preload() -> None:
+    """Build every reference validator now (a server does, before it forks its workers)."""
+    for compiled in COMPILED.values():
+        _ = compiled.reference
 
 
-COMPILED: Final[dict[BlockType, Compiled]] = {block: _compile(block) for block in BlockType}
+COMPILED: Final[dict[BlockType, Compiled]] = {block: Compiled(block) for block in BlockType}
 
 
 def compiled_schema(block: BlockType) -> dict[str, Any]:

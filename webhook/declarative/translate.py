@@ -13,9 +13,7 @@ import enum
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Final
-
-from jsonschema import ValidationError
+from typing import TYPE_CHECKING, Any, Final
 
 from webhook.declarative.decode import ABSENT, Loc, Seg
 from webhook.declarative.document import LIST_MAP_KEYS, NO_SHAPE, Shape, union_members
@@ -32,6 +30,9 @@ from webhook.vocab.field import (
     type_invalid,
 )
 from webhook.vocab.formats import FORMAT_CHECKERS
+
+if TYPE_CHECKING:
+    from jsonschema import ValidationError
 
 __all__ = ["Kind", "Raw", "enumerate_errors", "order_key", "over_limit", "short_circuit"]
 

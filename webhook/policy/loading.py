@@ -7,12 +7,13 @@ it without reading code.
 
 from __future__ import annotations
 
+import functools
 import re
 import string
 import typing as t
 from pathlib import Path
 
-import jsonschema
+import jsonschema_rs
 import yaml
 
 from webhook.compiler.types import DisruptionKind, PolicyKind
@@ -24,12 +25,31 @@ from webhook.vocab.gates import KNOWN_GATES
 
 if t.TYPE_CHECKING:
     import cel
+    import jsonschema
 
 __all__ = ["load_policies", "load_policy_file"]
 
 _PLACEHOLDERS = frozenset({"name", "key", "index"})
 _FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
-_VALIDATOR = jsonschema.Draft202012Validator(POLICY_SCHEMA)
+# The verdict on a policy file comes from jsonschema_rs; python-jsonschema, whose errors name
+# the key to fix, is imported only for a file that fails (it is a third of a short
+# `wasp validate`'s start-up). Tests compare the two verdicts on valid and broken files.
+_VERDICT: t.Final = jsonschema_rs.validator_for(POLICY_SCHEMA)
+
+
+@functools.cache
+def _reference() -> jsonschema.protocols.Validator:
+    import jsonschema
+
+    return jsonschema.Draft202012Validator(POLICY_SCHEMA)
+
+
+def schema_errors(doc: object) -> list[jsonschema.ValidationError]:
+    """The policy-schema errors of ``doc``, shallowest first (``[]``: it matches the schema)."""
+    if _VERDICT.is_valid(doc):
+        return []
+    errors = _reference().iter_errors(t.cast(t.Any, doc))
+    return sorted(errors, key=lambda e: (len(e.absolute_path), list(map(str, e.path))))
 
 
 def _where(source: str, location: t.Iterable[object]) -> str:
@@ -209,7 +229,7 @@ def _compile_cel(loader: _Loader, location: str, expression: str) -> cel.Program
 def _parse(source: str, doc: object) -> Policy:
     if not isinstance(doc, dict):
         raise PolicyError(f"{source}: a policy file must hold one mapping, got {type(doc).__name__}")
-    errors = sorted(_VALIDATOR.iter_errors(doc), key=lambda e: (len(e.absolute_path), list(map(str, e.path))))
+    errors = schema_errors(doc)
     if errors:
         raise _schema_problem(source, errors[0])
     loader = _Loader(source)
