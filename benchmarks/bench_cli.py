@@ -1,14 +1,21 @@
-"""Benchmark: ``wasp validate`` end to end against ``kubernetes-validate`` (a script, not a test).
+"""Benchmark: ``wasp validate`` end to end, side by side with ``kubernetes-validate`` (a script, not a test).
 
-Generates a corpus of Job manifests (default 100 files x 100 documents, ~54 lines each, with
-full ``spec.scheduling`` blocks; 2% invalid) in a temporary directory, then runs
+Prints, in one run, the figures of issue 18's targets. Every timing runs the installed
+console script as a subprocess (process start, imports and policy loading included):
+the median and the best of ``--runs`` wall times (the machines are shared: the best run is
+the least disturbed one), the median CPU time of the process and its workers, and peak
+memory, from the child's rusage:
 
-* the installed ``wasp validate`` console script as a subprocess (process start, imports and
-  policy loading included), median of 3 runs, and
+* 2,000 Job manifests in 20 files (the headline rate, and the ratio to kubernetes-validate);
+* 2,000 manifests in 2,000 files, and 2,000 in one file;
+* one manifest in one file (start-up);
+* peak RSS for 2,000 and 20,000 manifests with text, JUnit and JSON output (flat = streaming);
 * ``kubernetes-validate -k 1.37.0 --strict`` on a subset (it manages ~65 manifests/s, so the
-  whole corpus would take minutes); its rate is extrapolated to the corpus.
+  whole corpus would take minutes), its rate extrapolated, and on the one-manifest file.
 
-Run:  python benchmarks/bench_cli.py [--files 100] [--docs 100] [--kv-manifests 500]
+Manifests are ~54-line Jobs with full ``spec.scheduling`` blocks, 2% invalid.
+
+Run:  python benchmarks/bench_cli.py [--runs 5] [--kv-manifests 200]
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 JOB = """apiVersion: batch/v1
@@ -96,21 +104,52 @@ def write_corpus(root: Path, files: int, docs: int) -> list[Path]:
     return paths
 
 
-def timed(cmd: list[str]) -> tuple[float, int]:
+def write_layout(root: Path, files: int, docs: int) -> int:
+    root.mkdir(parents=True)
+    write_corpus(root, files, docs)
+    return files * docs
+
+
+def timed(cmd: list[str]) -> tuple[float, int, int, float]:
+    """Wall time, exit code, peak RSS (KiB) and CPU seconds (the process and its workers) of one run."""
     start = time.perf_counter()
-    proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    return time.perf_counter() - start, proc.returncode
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return elapsed, proc.returncode, usage.ru_maxrss, usage.ru_utime + usage.ru_stime
+
+
+@dataclass
+class Timing:
+    median: float  # wall seconds
+    best: float  # wall seconds, the least disturbed run (the machines are shared and noisy)
+    cpu: float  # median CPU seconds, which other load disturbs least
+    rss: int  # KiB, the largest
+
+
+def median_run(cmd: list[str], runs: int) -> Timing:
+    results = []
+    for _ in range(runs):
+        elapsed, rc, rss, cpu = timed(cmd)
+        if rc not in (0, 1):
+            sys.exit(f"{' '.join(cmd)} failed with exit code {rc}")
+        results.append((elapsed, rss, cpu))
+    walls = [r[0] for r in results]
+    return Timing(
+        statistics.median(walls),
+        min(walls),
+        statistics.median(r[2] for r in results),
+        max(r[1] for r in results),
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--files", type=int, default=100)
-    parser.add_argument("--docs", type=int, default=100, help="documents per file")
-    parser.add_argument("--kv-manifests", type=int, default=500, help="kubernetes-validate subset size")
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--jobs", type=int, default=None, help="pass -j to wasp (default: automatic)")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--kv-manifests", type=int, default=200, help="kubernetes-validate subset size")
     args = parser.parse_args()
 
     bindir = Path(sys.executable).parent
@@ -118,47 +157,63 @@ def main() -> None:
     kv = shutil.which("kubernetes-validate", path=str(bindir)) or shutil.which("kubernetes-validate")
     if wasp is None:
         sys.exit("wasp is not installed (pip install -e .)")
-    total = args.files * args.docs
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    print(f"corpus: {args.files} files x {args.docs} Job manifests = {total} manifests; {cpus} CPUs")
+    print(f"{cpus} CPUs; medians of {args.runs} runs; Job manifests of ~54 lines, 2% invalid")
 
     with tempfile.TemporaryDirectory(prefix="wasp-bench-") as tmp:
         root = Path(tmp)
-        paths = write_corpus(root, args.files, args.docs)
-        size = sum(p.stat().st_size for p in paths)
+        layouts = [
+            ("2,000 manifests in 20 files", "c20", 20, 100),
+            ("2,000 manifests in 2,000 files", "c2000", 2000, 1),
+            ("2,000 manifests in 1 file", "c1", 1, 2000),
+            ("1 manifest in 1 file", "one", 1, 1),
+        ]
+        kv_rate = None
+        if kv is not None:
+            subset = root / "kv"
+            n = write_layout(subset, max(1, args.kv_manifests // 100), min(100, args.kv_manifests))
+            elapsed, _, _, _ = timed(
+                [kv, "-k", "1.37.0", "--strict", "--quiet", *map(str, sorted(subset.iterdir()))]
+            )
+            kv_rate = n / elapsed
+            print(
+                f"kubernetes-validate --strict: {n} manifests in {elapsed:.2f} s = {kv_rate:,.0f} manifests/s"
+            )
+        print()
         print(
-            f"corpus size: {size / 1e6:.1f} MB, {sum(p.read_text().count(chr(10)) for p in paths) // total} lines/manifest"
+            "| what | wasp validate: median (best) | manifests/s: median (best) | CPU | kubernetes-validate --strict | ratio (median) |"
         )
+        print("| --- | --- | --- | --- | --- | --- |")
+        for label, name, files, docs in layouts:
+            n = write_layout(root / name, files, docs)
+            run = median_run([wasp, "validate", "--summary", str(root / name)], args.runs)
+            wall = f"{run.median * 1000:.0f} ms ({run.best * 1000:.0f} ms)"
+            cpu = f"{run.cpu * 1000:.0f} ms"
+            if n == 1:
+                kv_cell, ratio = "-", "-"
+                if kv is not None:
+                    kv_one = median_run(
+                        [kv, "-k", "1.37.0", "--strict", "--quiet", *map(str, (root / name).iterdir())],
+                        args.runs,
+                    ).median
+                    kv_cell, ratio = f"{kv_one * 1000:.0f} ms", f"{kv_one / run.median:.1f}x"
+                print(f"| {label} | {wall} | - | {cpu} | {kv_cell} | {ratio} |")
+                continue
+            rates = f"{n / run.median:,.0f} ({n / run.best:,.0f})"
+            kv_cell = f"~{kv_rate:,.0f}/s (extrapolated: {n / kv_rate:,.0f} s)" if kv_rate else "-"
+            ratio = f"{n / run.median / kv_rate:,.0f}x" if kv_rate else "-"
+            print(f"| {label} | {wall} | {rates} | {cpu} | {kv_cell} | {ratio} |")
 
-        cmd = [wasp, "validate", "--summary", str(root)]
-        if args.jobs:
-            cmd[2:2] = ["-j", str(args.jobs)]
-        times = []
-        for _ in range(args.runs):
-            elapsed, rc = timed(cmd)
-            if rc not in (0, 1):
-                sys.exit(f"wasp validate failed with exit code {rc}")
-            times.append(elapsed)
-        wasp_time = statistics.median(times)
-        wasp_rate = total / wasp_time
-        print(
-            f"wasp validate: median {wasp_time:.2f} s of {[round(t, 2) for t in times]} -> {wasp_rate:,.0f} manifests/s"
-        )
-
-        if kv is None:
-            print("kubernetes-validate not installed: no comparison")
-            return
-        # kubernetes-validate takes files; give it whole files until the subset is reached.
-        subset_files = max(1, args.kv_manifests // args.docs)
-        subset = paths[:subset_files]
-        n = subset_files * args.docs
-        elapsed, _ = timed([kv, "-k", "1.37.0", "--strict", "--quiet", *map(str, subset)])
-        kv_rate = n / elapsed
-        print(
-            f"kubernetes-validate --strict: {n} manifests in {elapsed:.2f} s -> {kv_rate:,.0f} manifests/s "
-            f"(extrapolated to the corpus: {total / kv_rate:,.0f} s)"
-        )
-        print(f"ratio: wasp is {wasp_rate / kv_rate:,.0f}x faster")
+        print()
+        print("| peak memory (RSS) | 2,000 manifests | 20,000 manifests |")
+        print("| --- | --- | --- |")
+        write_layout(root / "m20k", 200, 100)
+        for fmt in ("text", "junit", "json"):
+            cells = []
+            for name in ("c20", "m20k"):
+                rss = median_run([wasp, "validate", "-o", fmt, "-j", "1", str(root / name)], 1).rss
+                cells.append(f"{rss / 1024:.0f} MiB")
+            print(f"| -o {fmt}, one process | {cells[0]} | {cells[1]} |")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ import pytest
 import yaml
 from conftest import dump, job
 
+from webhook.cli.constructor import DuplicateKeyError, YamlLoader
 from webhook.cli.loader import LoadError, locate, parse_text
 from webhook.vocab.field import FieldPath, Key
 
@@ -38,7 +39,6 @@ DOCUMENTS = [
     "base: &b {p: 1, q: 2}\nm:\n  <<: *b\n  q: 3\n",
     "m:\n  <<: [{a: 1}, {b: 2}]\n",
     "{1: a, yes: 1, ~: x, 1.5: f}\n",
-    "dup: 1\ndup: 2\nother: 3\n",
     "lit: |\n  a\n   b\nfold: >-\n  x\n  y\nkeep: |+\n  z\n\n",
     "- !!set {a, b}\n- !!omap [a: 1, b: 2]\n- !!pairs [a: 1, a: 2]\n",
     "= : v\n",
@@ -60,6 +60,107 @@ def test_values_equal_pyyaml_safe_load(text: str) -> None:
         return
     [doc] = [d.obj for d in parse_text("x", text)]
     assert same(doc, expected)
+
+
+CORPUS = "---\n".join(dump(job(f"j{i}", min_count=i % 5 + 1)) for i in range(50))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [f"v: {s}\n" for s in SCALARS] + DOCUMENTS + [CORPUS],
+    ids=[f"scalar {s}" for s in SCALARS] + [f"document {i}" for i in range(len(DOCUMENTS))] + ["a corpus"],
+)
+def _nodes(text: str) -> list[t.Any]:
+    loader = YamlLoader(text)
+    try:
+        nodes = []
+        while loader.check_node():
+            nodes.append(loader.get_node())
+        return nodes
+    finally:
+        loader.dispose()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [f"v: {s}\n" for s in SCALARS] + DOCUMENTS + [CORPUS],
+    ids=[f"scalar {s}" for s in SCALARS] + [f"document {i}" for i in range(len(DOCUMENTS))] + ["a corpus"],
+)
+def test_the_fast_constructor_equals_pyyamls_on_the_same_nodes(text: str) -> None:
+    """The fast path is kept only because it builds what PyYAML's constructor builds.
+
+    Each constructor gets its own composition of the text and a fresh loader: PyYAML's
+    rewrites merge-key nodes in place and keeps state after an error.
+    """
+    for fast, reference in zip(_nodes(text), _nodes(text), strict=True):
+        try:
+            expected = YamlLoader("").construct_pyyaml(reference)
+        except yaml.YAMLError as exc:
+            with pytest.raises(type(exc)):
+                YamlLoader("").construct(fast)
+            continue
+        assert same(YamlLoader("").construct(fast), expected)
+
+
+DUPLICATES = [
+    ("a repeated key in a nested mapping", "a: 1\nspec:\n  gang:\n    minCount: 9\n    minCount: 2\n", 5, 4),
+    ("yes and true are the same boolean key", "m:\n  yes: 1\n  true: 2\n", 3, 2),
+    (
+        "a repeated key next to a merge key (PyYAML's path)",
+        "b: &b {x: 1}\nm:\n  <<: *b\n  k: 1\n  k: 2\n",
+        5,
+        4,
+    ),
+    ("a repeated key in a flow mapping", "m: {a: 1,\n  a: 2}\n", 2, 1),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "first"), [d[1:] for d in DUPLICATES], ids=[d[0] for d in DUPLICATES]
+)
+def test_a_duplicate_key_is_a_problem_at_its_line(text: str, line: int, first: int) -> None:
+    [doc] = list(parse_text("f.yaml", text))
+    assert doc.problem is not None and doc.obj is None
+    assert (doc.problem.line, f"first set at line {first}" in doc.problem.message) == (line, True)
+
+
+def test_a_merge_key_may_override_merged_keys() -> None:
+    [doc] = list(parse_text("f.yaml", "b: &b {x: 1}\nm:\n  <<: *b\n  x: 2\n"))
+    assert doc.problem is None and doc.obj == {"b": {"x": 1}, "m": {"x": 2}}
+
+
+def test_documents_after_a_duplicate_are_still_read() -> None:
+    docs = list(parse_text("f.yaml", "a: 1\na: 2\n---\nb: 1\n"))
+    assert [(d.index, d.problem is not None, d.obj) for d in docs] == [(0, True, None), (1, False, {"b": 1})]
+
+
+def test_duplicate_key_error_is_a_yaml_error() -> None:
+    assert issubclass(DuplicateKeyError, yaml.YAMLError)
+
+
+JSON_LINES = [
+    ("a nested field", FieldPath.of("spec", "scheduling", "gang", "minCount"), 5),
+    ("a list element", FieldPath.of("spec", "roles", 1), 8),
+    ("a missing field maps to its parent", FieldPath.of("spec", "scheduling", "missing"), 3),
+]
+JSON_TEXT = '{\n  "kind": "Job",\n  "spec": {"scheduling": {\n    "gang": {\n      "minCount": 9}},\n    "roles": [\n      1,\n      2]}}\n'
+
+
+@pytest.mark.parametrize(("path", "line"), [c[1:] for c in JSON_LINES], ids=[c[0] for c in JSON_LINES])
+def test_json_fields_have_lines(path: FieldPath, line: int) -> None:
+    [doc] = list(parse_text("x.json", JSON_TEXT, json_format=True))
+    assert locate(doc.node, path) == line
+
+
+def test_a_json_duplicate_key_is_a_problem_at_its_line() -> None:
+    [doc] = list(parse_text("x.json", '{"a": 1,\n "b": {"c": 1,\n  "c": 2}}', json_format=True))
+    assert doc.problem is not None and (doc.problem.line, doc.obj) == (3, None)
+
+
+def test_a_tab_indentation_error_says_tab() -> None:
+    with pytest.raises(LoadError) as info:
+        list(parse_text("f.yaml", "a:\n\t- 1\n"))
+    assert "tab" in info.value.message and info.value.line == 2
 
 
 def test_aliases_keep_identity_and_recursion_works() -> None:

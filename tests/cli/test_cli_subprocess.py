@@ -60,14 +60,16 @@ def test_text_output(run_wasp: RunWasp, mixed: Path) -> None:
     result = run_wasp("validate", mixed)
     assert result.code == 2
     lines = result.stdout.splitlines()
-    assert lines[0].startswith(f"{mixed}:1: Job ml/bad: spec.scheduling.schedulingPolicy.gang.minCount")
-    assert lines[-1].startswith("wasp: 4 objects: 1 valid, 1 invalid, 1 skipped, 1 error")
+    line = next(i for i, text in enumerate(mixed.read_text().splitlines(), 1) if "minCount: 9" in text)
+    assert lines[0].startswith(f"{mixed}:{line}: Job ml/bad: spec.scheduling.schedulingPolicy.gang.minCount")
+    assert lines[-1].startswith("wasp: 4 objects in 1 file: 1 valid, 1 invalid, 1 skipped, 1 error")
 
 
 def test_junit_output(run_wasp: RunWasp, mixed: Path) -> None:
     result = run_wasp("validate", "-o", "junit", mixed)
     root = ET.fromstring(result.stdout.split("\n", 1)[1])
-    assert (root.get("tests"), root.get("failures"), root.get("errors"), root.get("skipped")) == (
+    [suite] = root.findall("testsuite")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors"), suite.get("skipped")) == (
         "4",
         "1",
         "1",
@@ -112,7 +114,7 @@ def test_parse_error_on_stderr_names_file_and_line(run_wasp: RunWasp, write: Wri
     result = run_wasp("validate", path)
     assert result.code == 2
     assert re.search(rf"{re.escape(str(path))}:\d+:\d+: invalid YAML", result.stderr)
-    assert result.stdout.splitlines()[-1].startswith("wasp: 2 objects: 1 valid")
+    assert result.stdout.splitlines()[-1].startswith("wasp: 2 objects in 1 file: 1 valid")
 
 
 def test_summary_flag(run_wasp: RunWasp, mixed: Path) -> None:

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from conftest import EXAMPLES, Json, Run, dump, job
 
+from webhook.cli.parallel import plan, spans
+
 Runner = t.Callable[..., Run]
 Writer = t.Callable[..., Path]
 
@@ -130,7 +132,10 @@ def test_validate_table(case: Case, run: Runner, write: Writer) -> None:
     got = sorted((e["type"], e["field"]) for r in doc["results"] for e in r["errors"])
     assert got == sorted(case.errors)
     counts = {s: case.statuses.count(s) for s in ("valid", "invalid", "skipped")}
-    assert doc["summary"] == {**counts, "errors": case.statuses.count("error")}
+    assert {k: doc["summary"][k] for k in ("valid", "invalid", "skipped", "errors")} == {
+        **counts,
+        "errors": case.statuses.count("error"),
+    }
 
 
 def test_parse_error_names_file_and_line_on_stderr(run: Runner, write: Writer) -> None:
@@ -189,11 +194,11 @@ def test_directories_are_walked_recursively_for_yaml_yml_json(
     ]
 
 
-def test_json_input_has_no_field_lines_but_the_same_verdict(run: Runner, write: Writer) -> None:
+def test_json_input_has_field_lines_and_the_same_verdict(run: Runner, write: Writer) -> None:
     path = write("job.json", text=json.dumps(job(min_count=9), indent=2))
     [record] = run("validate", "-o", "json", path).json()["results"]
     assert record["status"] == "invalid"
-    assert record["errors"][0]["line"] is None
+    assert '"minCount": 9' in path.read_text().splitlines()[record["errors"][0]["line"] - 1]
 
 
 def test_summary_prints_only_the_summary(run: Runner, write: Writer) -> None:
@@ -202,16 +207,25 @@ def test_summary_prints_only_the_summary(run: Runner, write: Writer) -> None:
     assert text.code == 1
     assert text.stdout.count("\n") == 1 and "1 invalid" in text.stdout
     assert run("validate", "--summary", "-o", "json", path).json() == {
-        "summary": {"valid": 1, "invalid": 1, "skipped": 0, "errors": 0}
+        "summary": {
+            "valid": 1,
+            "invalid": 1,
+            "skipped": 0,
+            "errors": 0,
+            "warnings": 0,
+            "files": 1,
+            "unreadable": 0,
+        }
     }
 
 
-def test_text_output_is_file_doc_kind_name_and_apimachinery_message(run: Runner, write: Writer) -> None:
+def test_text_output_is_file_line_kind_name_and_apimachinery_message(run: Runner, write: Writer) -> None:
     path = write("in.yaml", job(min_count=9))
     result = run("validate", path)
     first = result.stdout.splitlines()[0]
+    line = next(i for i, text in enumerate(path.read_text().splitlines(), 1) if "minCount: 9" in text)
     assert first.startswith(
-        f"{path}:0: Job ml/train: spec.scheduling.schedulingPolicy.gang.minCount: Invalid value: 9"
+        f"{path}:{line}: Job ml/train: spec.scheduling.schedulingPolicy.gang.minCount: Invalid value: 9"
     )
     assert "\033[" not in result.stdout  # not a terminal: no colour
 
@@ -344,3 +358,41 @@ def test_parallel_and_serial_runs_agree(run: Runner, write: Writer, tmp_path: Pa
     parallel = run("validate", "-o", "json", "-j", "2", tmp_path / "many")
     assert serial.code == parallel.code == 1
     assert serial.json() == parallel.json()
+
+
+SPAN_CASES = [
+    ("a large file of valid and invalid Jobs", ""),
+    ("a parse error in a late span drops the rest of the file", "---\na: [1, 2\n"),
+    ("a duplicate key in a late span is an error and the file goes on", "---\na: 1\na: 2\n"),
+    ("empty documents and a List keep their document indices", "---\n---\n# nothing\n---\n"),
+]
+
+
+@pytest.mark.parametrize("tail", [c[1] for c in SPAN_CASES], ids=[c[0] for c in SPAN_CASES])
+def test_one_large_file_split_over_processes_gives_the_serial_records(
+    tail: str, run: Runner, write: Writer
+) -> None:
+    head = dump(*(job(f"j{d}", min_count=9 if d % 7 == 0 else 4) for d in range(200)))
+    more = dump({"apiVersion": "v1", "kind": "List", "items": [job("l1"), job("l2", min_count=9)]})
+    body = dump(*(job(f"k{d}") for d in range(200)))
+    path = write("big.yaml", text=head + tail + "---\n" + more + "---\n" + body)
+    assert len(plan([str(path)], 2)) >= 3  # cut into spans: the tail is in a late one
+    serial = run("validate", "-o", "json", "-j", "1", path)
+    parallel = run("validate", "-o", "json", "-j", "2", path)
+    assert (serial.code, serial.json()) == (parallel.code, parallel.json())
+    assert len(serial.json()["results"]) > 200
+
+
+UNCUT = [
+    ("a %YAML directive binds to the next document", "%YAML 1.1\n---\na: 1\n"),
+    ("a bare carriage return is a YAML line break", "a: 1\r"),
+    ("NEL is a YAML 1.1 line break", "a: 1\x85"),
+    ("LS is a YAML 1.1 line break", "a: '1\u2028'\n"),
+]
+
+
+@pytest.mark.parametrize("text", [c[1] for c in UNCUT], ids=[c[0] for c in UNCUT])
+def test_files_whose_lines_a_span_would_shift_are_not_cut(text: str) -> None:
+    body = "---\nk: v\n" * 4000
+    assert spans(body, 1024) is not None
+    assert spans(text + body, 1024) is None

@@ -13,36 +13,33 @@ per-file document order and error isolation are those of a serial run.
 from __future__ import annotations
 
 import enum
-import multiprocessing
-import os
 import sys
+import time
 import typing as t
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
-from webhook.cli.loader import STDIN, Document, LoadError, load_source, locate
-from webhook.governed.result import Status
+from webhook.cli.loader import Document, LoadError, ParseState, load_source, locate, parse_text, read_source
+from webhook.governed.result import Result, Status
 from webhook.governed.validation import validate_object
 from webhook.policy import PolicySet
-from webhook.vocab.field import OMIT, FieldError
+from webhook.vocab.field import OMIT, FieldError, FieldPath, forbidden
 
 __all__ = [
     "Check",
+    "Checked",
     "ErrorRecord",
     "ExitCode",
     "Identity",
     "Record",
+    "Span",
     "Summary",
     "check_source",
+    "failed",
+    "kind_matches",
     "identity",
     "index_old",
-    "run",
     "stderr_line",
 ]
-
-# Below this many input bytes a second process costs more than it saves (fork, pickling the
-# records back). Measured on 2 CPUs with the benchmark's 1.2 KB Jobs: break-even between 200
-# and 400 manifests (0.25-0.5 MB); from 800 on, two processes win clearly.
-PARALLEL_MIN_BYTES: t.Final = 256 * 1024
 
 Identity = tuple[str, str, str, str]  # (API group, kind, namespace, name)
 
@@ -66,7 +63,10 @@ class ErrorRecord:
 
     @classmethod
     def of(cls, err: FieldError, doc: Document) -> ErrorRecord:
-        bad = None if err.bad_value is OMIT else err.bad_value
+        # The value is reported exactly when apimachinery renders it: the body differs from
+        # the body of the same error with the value omitted (Forbidden, Required... never do).
+        shown = err.bad_value is not OMIT and err.body() != replace(err, bad_value=OMIT).body()
+        bad = err.bad_value if shown else None
         return cls(err.type.value, str(err.field), bad, err.detail, err.error(), locate(doc.node, err.field))
 
 
@@ -93,6 +93,20 @@ class Record:
     reason: str = ""
     updated: bool = False
     input_error: bool = False  # the source could not be read or parsed (also said on stderr)
+    seconds: float = 0.0  # time spent judging (JUnit ``time``)
+
+    @property
+    def unreadable(self) -> bool:
+        """The whole source could not be read (missing, a directory that cannot be listed...):
+        no document, so not counted as an object."""
+        return self.document is None and self.status is Status.ERROR
+
+    @property
+    def operation(self) -> str | None:
+        """``CREATE`` or ``UPDATE`` (an ``--old`` version was paired); ``None`` when not judged."""
+        if self.status in (Status.VALID, Status.INVALID):
+            return "UPDATE" if self.updated else "CREATE"
+        return None
 
     @property
     def title(self) -> str:
@@ -104,13 +118,20 @@ class Record:
 
 @dataclass(slots=True)
 class Summary:
+    """Counts per status over the objects (documents); ``unreadable`` counts sources instead."""
+
     valid: int = 0
     invalid: int = 0
     skipped: int = 0
     errors: int = 0
     warnings: int = 0
+    unreadable: int = 0
+    sources: int = 0  # files (and stdin) given or found, read or not; set by the caller
 
     def add(self, record: Record) -> None:
+        if record.unreadable:
+            self.unreadable += 1
+            return
         setattr(self, _COUNTER[record.status], getattr(self, _COUNTER[record.status]) + 1)
         self.warnings += len(record.warnings)
 
@@ -118,12 +139,18 @@ class Summary:
     def objects(self) -> int:
         return self.valid + self.invalid + self.skipped + self.errors
 
-    def exit_code(self, *, strict: bool) -> ExitCode:
-        if self.errors:
+    @property
+    def files(self) -> int:
+        """Sources that were read."""
+        return max(self.sources - self.unreadable, 0)
+
+    def exit_code(self, *, warning_code: int = 0, fail_on_empty: bool = False) -> int:
+        """2 beats 1 beats the warnings' code (0 unless ``--warning-exit-code``/``--strict``)."""
+        if self.errors or self.unreadable or (fail_on_empty and not self.objects):
             return ExitCode.INPUT
-        if self.invalid or (strict and self.warnings):
+        if self.invalid:
             return ExitCode.INVALID
-        return ExitCode.OK
+        return warning_code if self.warnings else ExitCode.OK
 
 
 _COUNTER: t.Final = {
@@ -155,67 +182,160 @@ def identity(obj: object) -> Identity | None:
     return (api_version.rpartition("/")[0], kind, _str(metadata.get("namespace")) or "", name)
 
 
+def kind_matches(obj: t.Mapping[str, object], patterns: frozenset[str]) -> bool:
+    """``Kind`` or ``apiVersion/Kind`` (``batch/v1/Job``, ``v1/ConfigMap``) is in ``patterns``."""
+    kind, api_version = obj.get("kind"), obj.get("apiVersion")
+    return kind in patterns or f"{api_version}/{kind}" in patterns
+
+
 @dataclass(frozen=True, slots=True)
 class Check:
-    """Everything a (possibly forked) worker needs to judge a source."""
+    """Everything a (possibly forked) worker needs to judge a source.
+
+    ``old`` holds the ``--old`` objects given as files (by identity); ``old_files`` maps a
+    file to its previous version found in an ``--old`` directory, whose objects are paired
+    first. ``skip``/``reject`` are ``--skip``/``--reject`` kinds (:func:`kind_matches`).
+    """
 
     policies: PolicySet
     old: t.Mapping[Identity, object]
     skip_non_kubernetes: bool = False
+    old_files: t.Mapping[str, str] = field(default_factory=dict)
+    skip: frozenset[str] = frozenset()
+    reject: frozenset[str] = frozenset()
 
 
-def _judge(check: Check, doc: Document) -> Record:
+def _judge(check: Check, doc: Document, old_local: t.Mapping[Identity, object]) -> Record:
+    started = time.perf_counter()
     obj = doc.obj
-    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    mapping = obj if isinstance(obj, dict) else {}
+    meta = mapping.get("metadata")
     meta = meta if isinstance(meta, dict) else {}
     key = identity(obj)
-    old = check.old.get(key) if key is not None else None
-    result = validate_object(obj, old, policies=check.policies)
+    old = None
+    if key is not None:
+        old = old_local.get(key, check.old.get(key))
+    if doc.problem is not None:
+        result = Result(Status.ERROR, reason=str(doc.problem))
+    elif check.skip and kind_matches(mapping, check.skip):
+        result = Result.skipped(f"kind {mapping.get('kind')} skipped by --skip")
+    elif check.reject and kind_matches(mapping, check.reject):
+        result = Result.judged("--reject", [forbidden(FieldPath.of("kind"), "rejected by --reject")], [])
+    else:
+        result = validate_object(obj, old, policies=check.policies)
     status, reason = result.status, result.reason
-    if status is Status.ERROR and check.skip_non_kubernetes:
+    if status is Status.ERROR and check.skip_non_kubernetes and doc.problem is None:
         status, reason = Status.SKIPPED, f"ignored: {reason}"
     return Record(
         file=doc.source,
         document=doc.index,
-        line=doc.line,
+        line=doc.problem.line or doc.line if doc.problem is not None else doc.line,
         item=doc.item,
-        api_version=_str(obj.get("apiVersion")) if isinstance(obj, dict) else None,
-        kind=_str(obj.get("kind")) if isinstance(obj, dict) else None,
+        api_version=_str(mapping.get("apiVersion")),
+        kind=_str(mapping.get("kind")),
         namespace=_str(meta.get("namespace")),
         name=_str(meta.get("name")),
         status=status,
         errors=tuple(ErrorRecord.of(e, doc) for e in result.errors),
         warnings=result.warnings,
         reason=reason,
-        updated=old is not None,
+        updated=old is not None and status in (Status.VALID, Status.INVALID),
+        input_error=doc.problem is not None,
+        seconds=time.perf_counter() - started,
     )
 
 
-def _failed(error: LoadError) -> Record:
+def failed(error: LoadError, *, skip: bool = False) -> Record:
+    """The record of a source that failed; ``skip``: skipped as not a Kubernetes manifest."""
+    if skip:
+        return Record(
+            error.source, error.document, error.line or None, None, None, None, None, None,
+            Status.SKIPPED, reason=f"not a Kubernetes manifest: {error}",
+        )  # fmt: skip
     return Record(
-        error.source,
-        error.document,
-        error.line or None,
-        None,
-        None,
-        None,
-        None,
-        None,
-        Status.ERROR,
-        reason=str(error),
-        input_error=True,
-    )
+        error.source, error.document, error.line or None, None, None, None, None, None,
+        Status.ERROR, reason=str(error), input_error=True,
+    )  # fmt: skip
 
 
-def check_source(check: Check, source: str, stdin: t.BinaryIO | None = None) -> list[Record]:
-    """Records for every object of one source; a parse error ends the source with an error record."""
-    records: list[Record] = []
+def _old_objects(source: str) -> dict[Identity, object]:
+    index: dict[Identity, object] = {}
+    for doc in load_source(source):
+        key = identity(doc.obj)
+        if key is not None:
+            index[key] = doc.obj
+    return index
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A run of whole documents inside a large file: ``text[start:end]``, whose first line is
+    ``line`` (0-based), so that one file can be judged by several processes."""
+
+    start: int
+    end: int
+    line: int
+
+
+@dataclass(slots=True)
+class Checked:
+    """What judging a source (or a span of one) gave: the records, the number of documents
+    read (empty ones included, to number the next span's), and whether parsing stopped at
+    an error (libyaml cannot resume: later spans of the file are then dropped)."""
+
+    records: list[Record]
+    documents: int = 0
+    stopped: bool = False
+
+
+# The text of the file whose spans this (worker) process judges: read once, not per span.
+_SPAN_SOURCE: dict[str, str] = {}
+
+
+def _span_source(source: str) -> str:
+    text = _SPAN_SOURCE.get(source)
+    if text is None:
+        _SPAN_SOURCE.clear()
+        text = _SPAN_SOURCE[source] = read_source(source)
+    return text
+
+
+def check_source(
+    check: Check, source: str, stdin: t.BinaryIO | None = None, span: Span | None = None
+) -> Checked:
+    """Records for every object of one source; a parse error ends the source with an error record.
+
+    With ``skip_non_kubernetes`` a source that does not parse (a Helm template, a tagged
+    CloudFormation or GitLab file, JSON with comments) is skipped, not an error; a source
+    that cannot be read is an error in every mode. With ``span``, only those documents are
+    read; their indices then count from 0 (the caller renumbers).
+    """
+    checked = Checked([])
+    old_local: t.Mapping[Identity, object] = {}
+    old_file = check.old_files.get(source)
+    if old_file is not None:
+        try:
+            old_local = _old_objects(old_file)
+        except LoadError as exc:
+            checked.records.append(
+                failed(LoadError(exc.source, f"--old: {exc.message}", exc.line, exc.column))
+            )
+            checked.stopped = True
+            return checked
+    state = ParseState()
     try:
-        for doc in load_source(source, stdin):
-            records.append(_judge(check, doc))
+        if span is None:
+            text = read_source(source, stdin)
+        else:  # blank lines keep every line number (and libyaml's marks) right
+            text = "\n" * span.line + _span_source(source)[span.start : span.end]
+        for doc in parse_text(source, text, json_format=source.endswith(".json"), state=state):
+            checked.records.append(_judge(check, doc, old_local))
     except LoadError as exc:
-        records.append(_failed(exc))
-    return records
+        skip = check.skip_non_kubernetes and exc.document is not None
+        checked.records.append(failed(exc, skip=skip))
+        checked.stopped = True
+    checked.documents = state.documents
+    return checked
 
 
 def index_old(
@@ -233,62 +353,6 @@ def index_old(
         except LoadError as exc:
             problems.append(exc)
     return index, problems
-
-
-# Set in the parent before forking; workers read it instead of unpickling policies per task.
-_WORKER_CHECK: Check | None = None
-
-
-def _worker(source: str) -> list[Record]:
-    assert _WORKER_CHECK is not None
-    return check_source(_WORKER_CHECK, source)
-
-
-def _workers() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
-
-
-def _input_bytes(sources: t.Sequence[str]) -> int:
-    total = 0
-    for source in sources:
-        try:
-            total += os.path.getsize(source)
-        except OSError:
-            pass
-    return total
-
-
-def run(
-    check: Check, sources: t.Sequence[str], *, stdin: t.BinaryIO | None = None, jobs: int | None = None
-) -> t.Iterator[Record]:
-    """Records for all sources, in source order; parallel when the input is large enough.
-
-    ``jobs`` forces the number of processes (1: serial); ``None`` decides from the input size.
-    """
-    global _WORKER_CHECK
-    files = [s for s in sources if s != STDIN]
-    processes = jobs if jobs is not None else _workers()
-    if jobs is None and _input_bytes(files) < PARALLEL_MIN_BYTES:
-        processes = 1
-    processes = min(processes, len(files))
-    if processes < 2 or "fork" not in multiprocessing.get_all_start_methods():
-        for source in sources:
-            yield from check_source(check, source, stdin)
-        return
-    _WORKER_CHECK = check
-    # Policies, old objects and imports are shared copy-on-write with the children.
-    ctx = multiprocessing.get_context("fork")
-    with ctx.Pool(processes) as pool:
-        parallel = pool.imap(_worker, files, chunksize=1)
-        for source in sources:
-            if source == STDIN:
-                yield from check_source(check, source, stdin)
-            else:
-                yield from next(parallel)
-    _WORKER_CHECK = None
 
 
 def stderr_line(text: str) -> None:

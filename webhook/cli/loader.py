@@ -1,18 +1,19 @@
 """Reading manifests: files, directories and stdin into documents with positions.
 
 YAML is parsed with PyYAML's libyaml loader through the *compose loop* (one composed node
-per document, then construction), so every document knows its index and start line and
-field errors can be mapped back to the line of the offending node. YAML 1.1 semantics are
-exactly PyYAML's ``safe_load``: :class:`_Loader` only memoises the implicit-tag resolver and
-builds plain mappings, sequences and strings without PyYAML's generator machinery; anything
-unusual (merge keys, aliases that recurse, non-core tags, unhashable keys) is handed to the
-stock constructor, so results and error messages stay PyYAML's own.
+per document, then construction by :class:`~webhook.cli.constructor.YamlLoader`), so every
+document knows its index and start line and field errors can be mapped back to the line of
+the offending node. YAML 1.1 semantics are exactly PyYAML's ``safe_load`` (``yes`` is a
+boolean, ``017`` is 15, merge keys), except that a key repeated in a mapping is refused, as
+kubectl's strict field validation refuses it.
 
-``.json`` files are decoded with :mod:`json` (what the apiserver does with JSON).
+``.json`` files are decoded with :mod:`json` (what the apiserver does with JSON); their field
+lines come from :mod:`webhook.cli.jsonpos`, computed only when an error needs one.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import typing as t
@@ -22,12 +23,16 @@ from pathlib import Path
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from webhook.cli.constructor import DuplicateKeyError, YamlLoader
+from webhook.cli.jsonpos import JsonPos, JsonText, duplicate_key
 from webhook.vocab.field import FieldPath, Key
 
 __all__ = [
     "STDIN",
     "Document",
+    "Expansion",
     "LoadError",
+    "ParseState",
     "expand_paths",
     "load_source",
     "locate",
@@ -37,86 +42,7 @@ __all__ = [
 
 STDIN: t.Final = "-"
 SUFFIXES: t.Final = (".yaml", ".yml", ".json")
-
-_STR = "tag:yaml.org,2002:str"
-_MAP = "tag:yaml.org,2002:map"
-_SEQ = "tag:yaml.org,2002:seq"
-# Tags whose PyYAML constructors return plain immutable values from a scalar node.
-_SCALAR_TAGS = frozenset(
-    f"tag:yaml.org,2002:{name}" for name in ("null", "bool", "int", "float", "binary", "timestamp")
-)
-# Mapping keys that PyYAML's flatten_mapping rewrites; a mapping holding one takes the slow path.
-_SPECIAL_KEYS = frozenset({"tag:yaml.org,2002:merge", "tag:yaml.org,2002:value"})
-_RESOLVE_CACHE_LIMIT = 50_000
-
-
-class _Fallback(Exception):
-    """The fast constructor met something only PyYAML's own constructor handles."""
-
-
-class _Loader(yaml.CSafeLoader):
-    """``CSafeLoader`` with a memoised resolver and a flat constructor (same results)."""
-
-    # Implicit tags depend only on (value, implicit) because SafeLoader has no path
-    # resolvers; keys such as "apiVersion" repeat in every document, so caching pays.
-    _resolved: t.ClassVar[dict[tuple[str, tuple[bool, bool]], str]] = {}
-
-    def resolve(self, kind: type[Node], value: str, implicit: tuple[bool, bool]) -> str:
-        if kind is not ScalarNode:
-            return t.cast(str, super().resolve(kind, value, implicit))  # type: ignore[no-untyped-call]
-        key = (value, implicit)
-        tag = self._resolved.get(key)
-        if tag is None:
-            if len(self._resolved) > _RESOLVE_CACHE_LIMIT:
-                self._resolved.clear()
-            tag = self._resolved[key] = super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call]
-        return tag
-
-    def descend_resolver(self, current_node: object, current_index: object) -> None:
-        return None  # no path resolvers are registered on the safe loader
-
-    def ascend_resolver(self) -> None:
-        return None
-
-    def construct_fast(self, node: Node) -> object:
-        """Construct one document; identical to ``construct_document`` for safe-loader input."""
-        try:
-            return self._build(node, {}, set())
-        except _Fallback:
-            return self.construct_document(node)
-
-    def _build(self, node: Node, memo: dict[int, object], active: set[int]) -> object:
-        cls = node.__class__
-        if cls is ScalarNode:
-            if node.tag == _STR:
-                return node.value
-            if node.tag in _SCALAR_TAGS:
-                return self.yaml_constructors[node.tag](self, node)
-            raise _Fallback
-        ident = id(node)
-        if ident in memo:  # an alias: PyYAML returns the very same object
-            return memo[ident]
-        if ident in active:  # a recursive alias: PyYAML's two-step construction handles it
-            raise _Fallback
-        active.add(ident)
-        if cls is MappingNode and node.tag == _MAP:
-            mapping: dict[object, object] = {}
-            for key_node, value_node in node.value:
-                if key_node.tag in _SPECIAL_KEYS:
-                    raise _Fallback
-                key = self._build(key_node, memo, active)
-                try:
-                    mapping[key] = self._build(value_node, memo, active)
-                except TypeError:  # an unhashable key: let PyYAML raise its ConstructorError
-                    raise _Fallback from None
-            result: object = mapping
-        elif cls is SequenceNode and node.tag == _SEQ:
-            result = [self._build(item, memo, active) for item in node.value]
-        else:
-            raise _Fallback
-        active.discard(ident)
-        memo[ident] = result
-        return result
+_TAB_HINT: t.Final = " (a tab: YAML indentation must use spaces)"
 
 
 class LoadError(Exception):
@@ -133,7 +59,9 @@ class LoadError(Exception):
         self.column = column
 
     def __str__(self) -> str:
-        where = f"{self.source}:{self.line}:{self.column}" if self.line else self.source
+        where = self.source
+        if self.line:
+            where += f":{self.line}:{self.column}" if self.column else f":{self.line}"
         return f"{where}: {self.message}"
 
 
@@ -143,8 +71,9 @@ class Document:
 
     ``index`` is the 0-based document index in the source, ``line`` the 1-based line where
     the document's content starts, ``item`` the index inside a ``*List`` document (``None``
-    when the document is the object itself). ``node`` is the composed YAML node of the
-    object, used to find field lines; ``None`` for JSON sources.
+    when the document is the object itself). ``node`` finds field lines: the composed YAML
+    node, or the :class:`JsonText` of a JSON source. ``problem`` is set (and ``obj`` is
+    ``None``) when the document parsed but cannot be used as written (a repeated key).
     """
 
     source: str
@@ -152,30 +81,87 @@ class Document:
     line: int
     item: int | None
     obj: object
-    node: Node | None
+    node: Node | JsonText | None
+    problem: LoadError | None = None
+
+
+@dataclass(slots=True)
+class ParseState:
+    """Filled in while parsing: ``documents`` read so far, empty ones included."""
+
+    documents: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Expansion:
+    """The files to read, in order, and the paths that could not be searched."""
+
+    files: list[str]
+    problems: list[LoadError]
 
 
 def display_name(source: str) -> str:
     return "<stdin>" if source == STDIN else source
 
 
-def expand_paths(paths: t.Iterable[str]) -> list[str]:
+def _matches(path: str, patterns: t.Sequence[str]) -> bool:
+    """A glob with a ``/`` matches the path or any tail of it (``charts/*``), one without
+    matches the file name or any directory name (``templates``, ``*.tpl.yaml``)."""
+    parts = Path(path).parts
+    for pattern in patterns:
+        pattern = pattern.rstrip("/")
+        if "/" in pattern:
+            if fnmatch.fnmatch(path, pattern) or fnmatch.fnmatch(path, "*/" + pattern):
+                return True
+        elif any(fnmatch.fnmatch(part, pattern) for part in parts):
+            return True
+    return False
+
+
+def _walk(root: str, problems: list[LoadError]) -> list[str]:
+    """Files under ``root``, recursively, symbolic links to directories followed (each once)."""
+    found: list[str] = []
+    seen: set[str] = set()
+
+    def onerror(exc: OSError) -> None:
+        where = exc.filename if isinstance(exc.filename, str) else root
+        problems.append(LoadError(where, f"cannot read directory: {exc.strerror or exc}"))
+
+    for top, dirs, files in os.walk(root, onerror=onerror, followlinks=True):
+        real = os.path.realpath(top)
+        if real in seen:  # a link back to a directory already searched: a loop
+            dirs[:] = []
+            continue
+        seen.add(real)
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        found.extend(os.path.join(top, f) for f in files if f.endswith(SUFFIXES))
+    return sorted(found)
+
+
+def expand_paths(
+    paths: t.Iterable[str], *, include: t.Sequence[str] = (), exclude: t.Sequence[str] = ()
+) -> Expansion:
     """Files to read, in argument order; directories are walked recursively, sorted.
 
-    ``-`` stays as is (stdin). Missing paths are kept: reading them reports the error.
-    Hidden directories (``.git``) are not entered.
+    ``-`` stays as is (stdin). Missing files are kept: reading them reports the error.
+    Hidden directories (``.git``) are not entered; links to directories are followed.
+    ``include``/``exclude`` are globs (:func:`_matches`) over files found and files given;
+    with ``include``, a file must match one of them. A directory that cannot be listed is
+    a problem (exit 2), not an empty directory.
     """
-    out: list[str] = []
+    files: list[str] = []
+    problems: list[LoadError] = []
     for raw in paths:
-        if raw == STDIN or not os.path.isdir(raw):
-            out.append(raw)
+        if raw == STDIN:
+            files.append(raw)
             continue
-        found: list[str] = []
-        for root, dirs, files in os.walk(raw):
-            dirs[:] = [d for d in dirs if not d.startswith(".")]
-            found.extend(os.path.join(root, f) for f in files if f.endswith(SUFFIXES))
-        out.extend(sorted(found))
-    return out
+        candidates = _walk(raw, problems) if os.path.isdir(raw) else [raw]
+        files.extend(
+            f
+            for f in candidates
+            if not (exclude and _matches(f, exclude)) and (not include or _matches(f, include))
+        )
+    return Expansion(files, problems)
 
 
 def read_source(source: str, stdin: t.BinaryIO | None = None) -> str:
@@ -194,52 +180,98 @@ def read_source(source: str, stdin: t.BinaryIO | None = None) -> str:
         raise LoadError(display_name(source), f"not UTF-8: {exc.reason}", line) from exc
 
 
-def _expand(source: str, index: int, line: int, obj: object, node: Node | None) -> t.Iterator[Document]:
+def _expand(
+    source: str, index: int, line: int, obj: object, node: Node | JsonText | None
+) -> t.Iterator[Document]:
     """The document itself, or the items of a ``*List`` (kind ending in ``List`` with ``items``)."""
     if isinstance(obj, dict):
         kind, items = obj.get("kind"), obj.get("items")
         if isinstance(kind, str) and kind.endswith("List") and isinstance(items, list):
-            items_node = _child(node, "items") if node is not None else None
+            items_entry = _entry(node, "items", node)
             for i, item in enumerate(items):
-                item_node = _child(items_node, i) if items_node is not None else None
-                item_line = item_node.start_mark.line + 1 if item_node is not None else line
-                yield Document(source, index, item_line, i, item, item_node)
+                entry = _entry(items_entry[0], i, node) if items_entry is not None else None
+                item_node = _rebase(node, entry[0]) if entry is not None else None
+                yield Document(source, index, entry[1] + 1 if entry else line, i, item, item_node)
             return
     yield Document(source, index, line, None, obj, node)
+
+
+def _rebase(root: Node | JsonText | None, child: Node | JsonPos) -> Node | JsonText | None:
+    if isinstance(child, JsonPos):
+        assert isinstance(root, JsonText)
+        return _JsonItem(root.text, child)
+    return child
+
+
+class _JsonItem(JsonText):
+    """An item of a JSON ``*List``: the same text, positions rooted at the item."""
+
+    def __init__(self, text: str, pos: JsonPos) -> None:
+        super().__init__(text)
+        self._item = pos
+
+    def root(self) -> JsonPos | None:
+        return self._item
+
+
+def _no_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        raise _JsonDuplicate
+    return obj
+
+
+class _JsonDuplicate(Exception):
+    pass
 
 
 def _parse_json(source: str, text: str) -> t.Iterator[Document]:
     if not text.strip():
         return
+    doc = JsonText(text)
+    line = text[: len(text) - len(text.lstrip())].count("\n") + 1
     try:
-        obj = json.loads(text)
+        obj = json.loads(text, object_pairs_hook=_no_duplicates)
     except json.JSONDecodeError as exc:
         raise LoadError(source, f"invalid JSON: {exc.msg}", exc.lineno, exc.colno, document=0) from exc
-    line = text[: len(text) - len(text.lstrip())].count("\n") + 1
-    yield from _expand(source, 0, line, obj, None)
+    except _JsonDuplicate:
+        found = duplicate_key(doc)
+        key, at, first = found if found is not None else ("?", line, line)
+        problem = LoadError(source, f'duplicate key "{key}" (first set at line {first})', at, document=0)
+        yield Document(source, 0, line, None, None, doc, problem)
+        return
+    yield from _expand(source, 0, line, obj, doc)
 
 
-def _mark_error(source: str, exc: yaml.YAMLError, document: int) -> LoadError:
+def _mark_error(source: str, text: str, exc: yaml.YAMLError, document: int) -> LoadError:
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     problem = getattr(exc, "problem", None)
     context = getattr(exc, "context", None)
     message = " ".join(p for p in (context, problem) if p) or str(exc)
+    prefix = "" if isinstance(exc, DuplicateKeyError) else "invalid YAML: "
     if mark is None:
-        return LoadError(source, f"invalid YAML: {message}", document=document)
-    return LoadError(source, f"invalid YAML: {message}", mark.line + 1, mark.column + 1, document=document)
+        return LoadError(source, prefix + message, document=document)
+    if text[mark.index : mark.index + 1] == "\t" and "cannot start any token" in message:
+        message += _TAB_HINT
+    return LoadError(source, prefix + message, mark.line + 1, mark.column + 1, document=document)
 
 
-def parse_text(source: str, text: str, *, json_format: bool = False) -> t.Iterator[Document]:
+def parse_text(
+    source: str, text: str, *, json_format: bool = False, state: ParseState | None = None
+) -> t.Iterator[Document]:
     """Documents of ``text`` in order, lazily; raises :class:`LoadError` where parsing stops.
 
     Documents before a syntax error are still yielded (libyaml cannot resume after one).
-    Empty documents (``---`` with nothing, or only comments) yield nothing.
+    Empty documents (``---`` with nothing, or only comments) yield nothing. A document with
+    a repeated key is yielded with its ``problem`` and parsing goes on.
     """
     name = display_name(source)
+    state = state if state is not None else ParseState()
     if json_format:
+        state.documents = 1
         yield from _parse_json(name, text)
         return
-    loader = _Loader(text)
+    loader = YamlLoader(text)
     index = 0
     try:
         while True:
@@ -247,10 +279,27 @@ def parse_text(source: str, text: str, *, json_format: bool = False) -> t.Iterat
                 if not loader.check_node():
                     return
                 node = loader.get_node()
-                assert node is not None  # check_node() said there is one
-                obj = loader.construct_fast(node)
             except yaml.YAMLError as exc:
-                raise _mark_error(name, exc, index) from exc
+                raise _mark_error(name, text, exc, index) from exc
+            assert node is not None  # check_node() said there is one
+            try:
+                obj = loader.construct(node)
+            except DuplicateKeyError as exc:
+                state.documents = index + 1
+                yield Document(
+                    name,
+                    index,
+                    node.start_mark.line + 1,
+                    None,
+                    None,
+                    node,
+                    _mark_error(name, text, exc, index),
+                )
+                index += 1
+                continue
+            except yaml.YAMLError as exc:
+                raise _mark_error(name, text, exc, index) from exc
+            state.documents = index + 1
             if obj is not None:
                 yield from _expand(name, index, node.start_mark.line + 1, obj, node)
             index += 1
@@ -264,37 +313,52 @@ def load_source(source: str, stdin: t.BinaryIO | None = None) -> t.Iterator[Docu
     return parse_text(source, text, json_format=source.endswith(".json"))
 
 
-def _entry(node: Node | None, segment: str | int | Key) -> tuple[Node, int] | None:
-    """The child node at ``segment`` and the line that declares it (a key's line for a field)."""
+_Located = tuple[Node, int] | tuple[JsonPos, int]
+
+
+def _entry(
+    node: Node | JsonPos | JsonText | None, segment: str | int | Key, root: Node | JsonText | None
+) -> _Located | None:
+    """The child at ``segment`` and the 0-based line that declares it (a key's line for a field)."""
+    if isinstance(segment, Key):
+        segment = segment.name
+    if isinstance(node, JsonPos):
+        assert isinstance(root, JsonText)
+        found = root.child(node, segment)
+        return (found[0], root.line(found[1]) - 1) if found is not None else None
+    if isinstance(node, JsonText):
+        top = node.root()
+        return _entry(top, segment, node) if top is not None else None
     if isinstance(segment, int):
         if isinstance(node, SequenceNode) and 0 <= segment < len(node.value):
             item = t.cast(Node, node.value[segment])
             return item, item.start_mark.line
         return None
-    name = segment.name if isinstance(segment, Key) else segment
     if isinstance(node, MappingNode):
         for key_node, value_node in reversed(node.value):  # the last duplicate wins, as in loading
-            if isinstance(key_node, ScalarNode) and key_node.value == name:
+            if isinstance(key_node, ScalarNode) and key_node.value == segment:
                 return t.cast(Node, value_node), key_node.start_mark.line
     return None
 
 
-def _child(node: Node | None, segment: str | int | Key) -> Node | None:
-    entry = _entry(node, segment)
-    return entry[0] if entry is not None else None
-
-
-def locate(node: Node | None, path: FieldPath) -> int | None:
+def locate(node: Node | JsonText | None, path: FieldPath) -> int | None:
     """1-based line of ``path`` under ``node``: the line declaring the deepest existing field.
 
     A missing field (a Required error) maps to its parent's line. ``None`` without a node.
     """
     if node is None:
         return None
-    line = t.cast(int, node.start_mark.line)
+    current: Node | JsonPos | None
+    if isinstance(node, JsonText):
+        current = node.root()
+        if current is None:
+            return None
+        line = node.line(current.offset) - 1
+    else:
+        current, line = node, t.cast(int, node.start_mark.line)
     for segment in path.segments:
-        entry = _entry(node, segment)
+        entry = _entry(current, segment, node)
         if entry is None:
             break
-        node, line = entry
+        current, line = entry
     return line + 1

@@ -150,7 +150,12 @@ def compile_command(
     stderr and not compiled (exit 1); unparsable input exits 2.
     """
     policy_set = load_policy_set(policies, policy_only, feature_gates)
-    compiled, code = _compile_all(policy_set, expand_paths(list(paths) or [STDIN]), uid, verbose)
+    found = expand_paths(list(paths) or [STDIN])
+    for problem in found.problems:
+        stderr_line(f"wasp: {problem}")
+    compiled, code = _compile_all(policy_set, found.files, uid, verbose)
+    if found.problems:
+        code = ExitCode.INPUT
     stdout = sys.stdout
     placeholder = any(p for _, _, p in compiled)
     if placeholder:

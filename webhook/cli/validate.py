@@ -1,13 +1,15 @@
 """``wasp validate``: the webhook's verdict, offline, for CI and pre-commit.
 
-Exit codes (docs/cli.md): 0 every object valid or skipped; 1 an object is invalid (or has
-warnings, with ``--strict``); 2 usage or configuration error, or input that cannot be
-judged: unreadable, unparsable, or a document that is not a Kubernetes object.
+Exit codes (docs/cli.md): 0 every object valid or skipped; 1 an object is invalid; the
+``--warning-exit-code`` (0, or 1 with ``--strict``) when the worst is a warning; 2 usage or
+configuration error, input that cannot be judged (unreadable, unparsable, not a Kubernetes
+object), nothing found with ``--fail-on-empty``, or an internal error (one line on stderr).
 """
 
 from __future__ import annotations
 
 import gc
+import itertools
 import os
 import sys
 import typing as t
@@ -15,14 +17,17 @@ from pathlib import Path
 
 import click
 
-from webhook.cli import checker
+from webhook.cli import checker, parallel
 from webhook.cli.loader import STDIN, expand_paths
+from webhook.cli.outputs import Outputs, pair_old_files, parse_outputs
 from webhook.cli.reporters import REPORTERS
 from webhook.policy import PolicySet
 from webhook.vocab.errors import WaspError
 from webhook.vocab.gates import DEFAULT_GATES, FeatureGates
 
 __all__ = ["load_policy_set", "parse_gates", "use_color", "validate"]
+
+_STATUS_STOPS: t.Final = ("invalid", "error")
 
 
 def parse_gates(ctx: click.Context, param: click.Parameter, value: str | None) -> FeatureGates:
@@ -84,6 +89,10 @@ def with_policy_options(f: t.Callable[..., t.Any]) -> t.Callable[..., t.Any]:
     return f
 
 
+def _kinds(values: t.Sequence[str]) -> frozenset[str]:
+    return frozenset(k.strip() for v in values for k in v.split(",") if k.strip())
+
+
 @click.command()
 @click.argument("paths", nargs=-1, metavar="[PATH]...")
 @with_policy_options
@@ -92,24 +101,49 @@ def with_policy_options(f: t.Callable[..., t.Any]) -> t.Callable[..., t.Any]:
     "old",
     multiple=True,
     metavar="PATH",
-    help="Previous versions of the objects (file, directory or '-'): objects with the same group, "
-    "kind, namespace and name are checked as updates (repeatable).",
+    help="Previous versions (file, directory or '-'; repeatable). Objects of files with the same "
+    "group, kind, namespace and name are checked as updates; a directory is paired file by file "
+    "(DIR/FILE, else DIR/ the FILE's path under its PATH directory).",
 )
 @click.option(
     "-o",
     "--output",
-    type=click.Choice(sorted(REPORTERS)),
-    default="text",
-    show_default=True,
-    help="Output format.",
+    "outputs",
+    multiple=True,
+    metavar="FORMAT[=FILE]",
+    help=f"Output format ({', '.join(sorted(REPORTERS))}; default text), to FILE or stdout. "
+    "Repeatable: -o junit=report.xml -o text.",
 )
-@click.option("--strict", is_flag=True, help="Also fail (exit 1) on warnings.")
+@click.option("--strict", is_flag=True, help="Exit 1 on warnings (as --warning-exit-code 1).")
+@click.option(
+    "--warning-exit-code",
+    type=click.IntRange(0, 255),
+    default=None,
+    help="Exit code when the worst finding is a warning (default 0).",
+)
 @click.option("--summary", "summary_only", is_flag=True, help="Print only the summary.")
 @click.option(
     "--skip-non-kubernetes",
     is_flag=True,
-    help="Skip documents that are not Kubernetes objects (no apiVersion/kind) instead of failing with exit 2.",
+    help="Skip files that do not parse and documents that are not Kubernetes objects (templates, CI "
+    "configuration...) instead of failing with exit 2; -v lists them.",
 )
+@click.option(
+    "--skip", "skip", multiple=True, metavar="KIND,...", help="Kinds (Kind or apiVersion/Kind) to skip."
+)
+@click.option(
+    "--reject",
+    "reject",
+    multiple=True,
+    metavar="KIND,...",
+    help="Kinds (Kind or apiVersion/Kind) that are invalid.",
+)
+@click.option("--include", multiple=True, metavar="GLOB", help="Only check files matching GLOB (repeatable).")
+@click.option(
+    "--exclude", multiple=True, metavar="GLOB", help="Do not check files matching GLOB (repeatable)."
+)
+@click.option("--fail-on-empty", is_flag=True, help="Exit 2 when no object was found.")
+@click.option("--exit-on-error", is_flag=True, help="Stop at the first invalid object or input error.")
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
 @click.option("-v", "--verbose", is_flag=True, help="Text output: also list valid and skipped objects.")
 @click.option(
@@ -119,20 +153,7 @@ def with_policy_options(f: t.Callable[..., t.Any]) -> t.Callable[..., t.Any]:
     default=None,
     help="Worker processes (default: by input size and CPUs).",
 )
-def validate(
-    paths: tuple[str, ...],
-    policies: tuple[Path, ...],
-    policy_only: bool,
-    feature_gates: FeatureGates,
-    old: tuple[str, ...],
-    output: str,
-    strict: bool,
-    summary_only: bool,
-    skip_non_kubernetes: bool,
-    color: str,
-    verbose: bool,
-    jobs: int | None,
-) -> None:
+def validate(paths: tuple[str, ...], old: tuple[str, ...], **options: t.Any) -> None:
     """Validate manifests exactly as the wasp admission webhook would.
 
     PATH is a file, a directory (searched recursively for *.yaml, *.yml, *.json) or '-'
@@ -140,37 +161,97 @@ def validate(
     expanded. No network and no cluster are used.
 
     \b
-    Check a change against the base branch (stdin as the old version):
+    Check a change against the base branch (stdin as the old version, or a whole tree):
       git show main:deploy/job.yaml | wasp validate --old - deploy/job.yaml
+      git worktree add --detach /tmp/base main && wasp validate --old /tmp/base deploy/
 
-    Exit codes: 0 valid (or skipped), 1 invalid, 2 usage error or input that cannot be
-    judged (unreadable, unparsable, not a Kubernetes object).
+    Exit codes: 0 valid (or skipped), 1 invalid, --warning-exit-code when the worst is a
+    warning, 2 usage error or input that cannot be judged (unreadable, unparsable, not a
+    Kubernetes object), nothing found with --fail-on-empty, or an internal error.
     """
-    sources = list(paths) or [STDIN]
+    for stream in (sys.stdout, sys.stderr):  # a result must never fail on the terminal's encoding
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
+    try:
+        _validate(list(paths), list(old), **options)
+    except (click.exceptions.ClickException, click.exceptions.Exit):
+        raise
+    except Exception as exc:  # a crash is not a verdict: exit 2 with one line, never 1
+        checker.stderr_line(f"wasp: internal error: {type(exc).__name__}: {exc}")
+        sys.exit(checker.ExitCode.INPUT)
+
+
+def _validate(
+    paths: list[str],
+    old: list[str],
+    *,
+    policies: tuple[Path, ...],
+    policy_only: bool,
+    feature_gates: FeatureGates,
+    outputs: tuple[str, ...],
+    strict: bool,
+    warning_exit_code: int | None,
+    summary_only: bool,
+    skip_non_kubernetes: bool,
+    skip: tuple[str, ...],
+    reject: tuple[str, ...],
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
+    fail_on_empty: bool,
+    exit_on_error: bool,
+    color: str,
+    verbose: bool,
+    jobs: int | None,
+) -> None:
+    sources = paths or [STDIN]
     _stdin_uses(sources, old)
+    specs = parse_outputs(outputs)
     policy_set = load_policy_set(policies, policy_only, feature_gates)
     stdin = sys.stdin.buffer
-    old_index, old_problems = checker.index_old(expand_paths(old), stdin)
-    for problem in old_problems:
+    old_dirs = [o for o in old if o != STDIN and os.path.isdir(o)]
+    old_found = expand_paths([o for o in old if o not in old_dirs])
+    old_index, old_problems = checker.index_old(old_found.files, stdin)
+    for problem in [*old_found.problems, *old_problems]:
         checker.stderr_line(f"wasp: --old: {problem}")
-    if old_problems:
+    if old_found.problems or old_problems:
         sys.exit(checker.ExitCode.INPUT)
-    # The objects built while loading live until exit and hold no cycles: keep the cyclic
-    # collector from rescanning them (it costs ~30% of parsing time on large inputs).
+    found = expand_paths(sources, include=include, exclude=exclude)
+    # Parsed documents, nodes and records hold no reference cycles, so the cyclic collector
+    # only rescans live objects (30% of parsing time on large inputs): off for the run, in
+    # the workers too. Memory is freed by reference counting as records stream out.
+    collecting = gc.isenabled()
     gc.freeze()
-    gc.set_threshold(50_000, 50, 100)
-    check = checker.Check(policy_set, old_index, skip_non_kubernetes=skip_non_kubernetes)
-    summary = checker.Summary()
-    records = []
-    for record in checker.run(check, expand_paths(sources), stdin=stdin, jobs=jobs):
-        summary.add(record)
-        records.append(record)
-        if record.input_error:
-            checker.stderr_line(f"wasp: {record.reason}")
-    stdout = sys.stdout
-    reporter = REPORTERS[output](
-        stdout, color=use_color(color, stdout), summary_only=summary_only, verbose=verbose
-    )
-    reporter.report(records, summary)
-    stdout.flush()
-    sys.exit(summary.exit_code(strict=strict))
+    gc.disable()
+    try:
+        check = checker.Check(
+            policy_set,
+            old_index,
+            skip_non_kubernetes=skip_non_kubernetes,
+            old_files=pair_old_files(found.files, sources, old_dirs),
+            skip=_kinds(skip),
+            reject=_kinds(reject),
+        )
+        summary = checker.Summary(sources=len(found.files) + len(found.problems))
+        warning_code = warning_exit_code if warning_exit_code is not None else int(strict)
+        with Outputs(
+            specs, color=color, summary_only=summary_only, verbose=verbose, use_color=use_color
+        ) as out:
+            problems = [checker.failed(p) for p in found.problems]
+            records = parallel.run(check, found.files, stdin=stdin, jobs=jobs)
+            try:
+                for record in itertools.chain(problems, records):
+                    summary.add(record)
+                    if record.input_error:
+                        checker.stderr_line(f"wasp: {record.reason}")
+                    out.record(record)
+                    if exit_on_error and record.status.value in _STATUS_STOPS:
+                        break
+            finally:
+                records.close()  # --exit-on-error: stop the workers now
+            code = summary.exit_code(warning_code=warning_code, fail_on_empty=fail_on_empty)
+            out.finish(summary, code)
+    finally:  # in process (tests, embedding), leave the collector as it was
+        gc.unfreeze()
+        if collecting:
+            gc.enable()
+    sys.exit(code)

@@ -1,0 +1,131 @@
+"""Where results go: ``-o FORMAT[=FILE]`` (repeatable), and how ``--old DIR`` pairs files.
+
+Every output gets every record as it arrives. At most one output goes to stdout; files are
+written UTF-8 whatever the locale, and are complete when the run ends.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import typing as t
+from dataclasses import dataclass
+from types import TracebackType
+
+import click
+
+from webhook.cli.checker import Record, Summary
+from webhook.cli.loader import STDIN
+from webhook.cli.reporters import REPORTERS, Reporter
+
+__all__ = ["OutputSpec", "Outputs", "pair_old_files", "parse_outputs"]
+
+
+@dataclass(frozen=True, slots=True)
+class OutputSpec:
+    """One ``-o``: the format and the file (``None``: stdout)."""
+
+    format: str
+    path: str | None
+
+
+def parse_outputs(values: t.Sequence[str]) -> list[OutputSpec]:
+    """``-o`` values, checked: a known format, and stdout used at most once (default ``text``)."""
+    specs = []
+    for value in values or ("text",):
+        fmt, sep, path = value.partition("=")
+        if fmt not in REPORTERS:
+            raise click.BadParameter(
+                f"{fmt!r} is not one of {', '.join(sorted(REPORTERS))}", param_hint="'-o' / '--output'"
+            )
+        if sep and not path:
+            raise click.BadParameter(f"{value!r}: no file after '='", param_hint="'-o' / '--output'")
+        specs.append(OutputSpec(fmt, path or None))
+    if sum(1 for s in specs if s.path is None) > 1:
+        raise click.UsageError(
+            "only one -o can write to stdout; give the others a file (-o junit=report.xml)"
+        )
+    return specs
+
+
+class Outputs:
+    """The reporters of a run, their files opened on entry and closed on exit."""
+
+    def __init__(
+        self,
+        specs: t.Sequence[OutputSpec],
+        *,
+        color: str,
+        summary_only: bool,
+        verbose: bool,
+        use_color: t.Callable[[str, t.TextIO], bool],
+    ) -> None:
+        self._files: list[t.TextIO] = []
+        self.reporters: list[Reporter] = []
+        for spec in specs:
+            if spec.path is None:
+                stream: t.TextIO = sys.stdout
+            else:
+                try:
+                    stream = open(spec.path, "w", encoding="utf-8", newline="\n")  # noqa: SIM115
+                except OSError as exc:
+                    self.close()
+                    raise click.UsageError(f"cannot write {spec.path}: {exc.strerror or exc}") from exc
+                self._files.append(stream)
+            self.reporters.append(
+                REPORTERS[spec.format](
+                    stream, color=use_color(color, stream), summary_only=summary_only, verbose=verbose
+                )
+            )
+
+    def __enter__(self) -> Outputs:
+        for reporter in self.reporters:
+            reporter.start()
+        return self
+
+    def record(self, record: Record) -> None:
+        for reporter in self.reporters:
+            reporter.record(record)
+
+    def finish(self, summary: Summary, exit_code: int) -> None:
+        for reporter in self.reporters:
+            reporter.finish(summary, exit_code)
+
+    def close(self) -> None:
+        for stream in self._files:
+            stream.close()
+        sys.stdout.flush()
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+def pair_old_files(
+    files: t.Sequence[str], paths: t.Sequence[str], old_dirs: t.Sequence[str]
+) -> dict[str, str]:
+    """The previous version of each file in an ``--old`` directory ``D``, first found of:
+    ``D/FILE`` (a relative FILE: ``--old base/`` with the whole base tree checked out), then
+    ``D/REL`` where REL is FILE relative to the PATH directory it was found under
+    (``--old base/deploy deploy/``). Files with no previous version are absent (CREATE).
+    """
+    pairs: dict[str, str] = {}
+    roots = [p for p in paths if p != STDIN and os.path.isdir(p)]
+    for file in files:
+        if file == STDIN:
+            continue
+        rels = [] if os.path.isabs(file) else [file]
+        rels += [
+            os.path.relpath(file, r)
+            for r in roots
+            if os.path.commonpath([os.path.abspath(file), os.path.abspath(r)]) == os.path.abspath(r)
+        ]
+        for directory in old_dirs:
+            found = next(
+                (os.path.join(directory, r) for r in rels if os.path.isfile(os.path.join(directory, r))), None
+            )
+            if found is not None:
+                pairs[file] = found
+                break
+    return pairs

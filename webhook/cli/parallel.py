@@ -1,0 +1,189 @@
+"""Spreading the judging over processes, with the records of a serial run, in the same order.
+
+Workers are forked after the policies and the ``--old`` index are loaded, so they inherit
+them (and every import) instead of loading them again. The unit of work is a *task*: a
+batch of small files, or a span of whole documents of one large file (one file never
+keeps the second core idle). Spans are cut at document markers (``---`` at the start of a
+line, which ends any YAML scalar), and a span's records are renumbered and its lines are
+the file's own (:class:`~webhook.cli.checker.Span`). A parse error ends its file: the later
+spans of that file are dropped, as libyaml would never have read them.
+"""
+
+from __future__ import annotations
+
+import os
+import typing as t
+from dataclasses import replace
+
+from webhook.cli.checker import Check, Checked, Record, Span, check_source
+from webhook.cli.loader import STDIN, LoadError, read_source
+
+__all__ = ["PARALLEL_MIN_BYTES", "plan", "run"]
+
+# Below this many input bytes a second process costs more than it saves (fork, pickling the
+# records back): on 2 CPUs with the benchmark's 1.5 KB Jobs break-even is about 200 manifests.
+PARALLEL_MIN_BYTES: t.Final = 256 * 1024
+# A file this large is cut into spans; smaller files are batched up to about this size.
+SPAN_BYTES: t.Final = 128 * 1024
+Task = list[tuple[str, Span | None]]  # (file, span or None: the whole file)
+
+# Set in the parent before forking; workers read it instead of unpickling policies per task.
+_WORKER_CHECK: Check | None = None
+
+
+def _worker(task: Task) -> list[Checked]:
+    assert _WORKER_CHECK is not None
+    return [check_source(_WORKER_CHECK, source, span=span) for source, span in task]
+
+
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _size(source: str) -> int:
+    try:
+        return os.path.getsize(source)
+    except OSError:
+        return 0
+
+
+def _uncuttable(text: str) -> bool:
+    """Directives such as ``%YAML`` bind to the next document, and a line break other than
+    ``\\n`` (YAML 1.1 also counts a bare CR, NEL, LS and PS) would shift a span's lines."""
+    if text.startswith("%") or "\n%" in text:
+        return True
+    if any(ch in text for ch in ("\x85", "\u2028", "\u2029")):
+        return True
+    return "\r" in text and text.count("\r") != text.count("\r\n")
+
+
+def _marker_after(text: str, pos: int) -> int:
+    """Offset of the first ``---`` document marker that starts a line after ``pos``, or -1."""
+    while True:
+        found = text.find("\n---", pos)
+        if found < 0:
+            return -1
+        after = text[found + 4 : found + 5]
+        if after in ("", " ", "\t", "\r", "\n"):
+            return found + 1
+        pos = found + 4
+
+
+def spans(text: str, target: int) -> list[Span] | None:
+    """``text`` cut at document markers into runs of about ``target`` characters; ``None``
+    when it cannot be cut safely (:func:`_uncuttable`) or is not long enough to cut."""
+    if _uncuttable(text):
+        return None
+    cuts = [0]
+    while True:
+        cut = _marker_after(text, cuts[-1] + target)
+        if cut < 0:
+            break
+        cuts.append(cut)
+    if len(cuts) < 2:
+        return None
+    cuts.append(len(text))
+    out, line = [], 0
+    for start, end in zip(cuts, cuts[1:], strict=False):
+        out.append(Span(start, end, line))
+        line += text.count("\n", start, end)
+    return out
+
+
+def plan(files: t.Sequence[str], processes: int) -> list[Task]:
+    """Tasks in file order: large YAML files as spans, small files in batches."""
+    total = sum(_size(f) for f in files)
+    target = max(SPAN_BYTES // 4, min(SPAN_BYTES, total // (processes * 8) or 1))
+    tasks: list[Task] = []
+    batch: Task = []
+    batch_bytes = 0
+    for source in files:
+        size = _size(source)
+        cut = None
+        if size >= 2 * target and not source.endswith(".json"):
+            try:
+                cut = spans(read_source(source), target)
+            except LoadError:
+                cut = None  # reported when the worker reads it
+        if cut is not None:
+            if batch:
+                tasks.append(batch)
+                batch, batch_bytes = [], 0
+            tasks.extend([(source, s)] for s in cut)
+            continue
+        batch.append((source, None))
+        batch_bytes += size
+        if batch_bytes >= target:
+            tasks.append(batch)
+            batch, batch_bytes = [], 0
+    if batch:
+        tasks.append(batch)
+    return tasks
+
+
+def _records(results: t.Iterator[Checked], units: t.Iterator[tuple[str, Span | None]]) -> t.Iterator[Record]:
+    """Renumber span records, and drop the rest of a file after a parse error."""
+    offset, stopped = 0, False
+    for checked, (_, span) in zip(results, units, strict=False):
+        if span is None or span.start == 0:  # a file starts
+            offset, stopped = 0, False
+        if not stopped:
+            for record in checked.records:
+                if offset and record.document is not None:
+                    record = replace(record, document=record.document + offset)
+                yield record
+        offset += checked.documents
+        stopped = stopped or checked.stopped
+
+
+def run(
+    check: Check, sources: t.Sequence[str], *, stdin: t.BinaryIO | None = None, jobs: int | None = None
+) -> t.Generator[Record, None, None]:
+    """Records for all sources, in source order; parallel when the input is large enough.
+
+    ``jobs`` forces the number of processes (1: serial); ``None`` decides from the input size.
+    """
+    global _WORKER_CHECK
+    files = [s for s in sources if s != STDIN]
+    processes = jobs if jobs is not None else _cpus()
+    if jobs is None and sum(_size(f) for f in files) < PARALLEL_MIN_BYTES:
+        processes = 1
+    import multiprocessing  # 4 ms of start-up that a small run never needs
+
+    if processes < 2 or not files or "fork" not in multiprocessing.get_all_start_methods():
+        for source in sources:
+            yield from check_source(check, source, stdin).records
+        return
+    tasks = plan(files, processes)
+    _WORKER_CHECK = check
+    # Policies, old objects and imports are shared copy-on-write with the children.
+    ctx = multiprocessing.get_context("fork")
+    try:
+        with ctx.Pool(min(processes, len(tasks))) as pool:
+            results = (c for batch in pool.imap(_worker, tasks) for c in batch)
+            names = (unit for task in tasks for unit in task)
+            if STDIN in sources:  # stdin is read here, in its place among the files
+                yield from _with_stdin(check, sources, stdin, _records(results, names))
+            else:
+                yield from _records(results, names)
+    finally:
+        _WORKER_CHECK = None
+
+
+def _with_stdin(
+    check: Check, sources: t.Sequence[str], stdin: t.BinaryIO | None, records: t.Iterator[Record]
+) -> t.Iterator[Record]:
+    pending = next(records, None)
+    for source in sources:
+        if source == STDIN:
+            yield from check_source(check, source, stdin).records
+            continue
+        while pending is not None and pending.file == source:
+            yield pending
+            pending = next(records, None)
+    if pending is not None:  # the same file given twice: the rest, in order
+        yield pending
+        yield from records
