@@ -68,7 +68,7 @@ def certs() -> None:
 
 
 @certs.command()
-@_option("--state-dir", type=click.Path(file_okay=False, path_type=Path), default=Path(".wasp-dev"),
+@_option("--state-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("certs/dev"),
          show_default=True, help="Directory that keeps the certificates between runs.")  # fmt: skip
 @_option("--host", multiple=True, default=("localhost",), show_default=True,
          help="DNS name the certificate must cover (repeatable).")  # fmt: skip
@@ -170,3 +170,10 @@ def check(
     if not found:
         click.echo(f"ok: {cert_file} is valid until {c.not_after(cert_pem):%Y-%m-%d %H:%M} UTC")
     ctx.exit(1 if found else 0)
+
+
+# The chart's renewal CronJob (webhook/cli/certs_rotate.py; the Kubernetes client is imported
+# only when it runs).
+from webhook.cli.certs_rotate import rotate  # noqa: E402
+
+certs.add_command(rotate)

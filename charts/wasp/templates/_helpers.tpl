@@ -1,0 +1,212 @@
+{{/* Names, labels and the policy data every template shares. */}}
+
+{{- define "wasp.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "wasp.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "wasp.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "wasp.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: webhook
+{{- end -}}
+
+{{- define "wasp.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/name: {{ include "wasp.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: wasp
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{- define "wasp.image" -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "wasp.serviceName" -}}{{ include "wasp.fullname" . }}{{- end -}}
+{{- define "wasp.tlsSecretName" -}}{{ include "wasp.fullname" . }}-tls{{- end -}}
+{{- define "wasp.validatingName" -}}{{ include "wasp.fullname" . }}-validating{{- end -}}
+{{- define "wasp.mutatingName" -}}{{ include "wasp.fullname" . }}-mutating{{- end -}}
+{{- define "wasp.rotatorName" -}}{{ include "wasp.fullname" . }}-cert-rotator{{- end -}}
+{{- define "wasp.servingCertificateName" -}}{{ include "wasp.fullname" . }}-serving{{- end -}}
+
+{{/*
+The policy files the server loads, as a YAML map of file name -> file text: the built-in
+files of the chart (unless policies.builtin is false, or a user policy has the same
+metadata.name and so replaces it, as `wasp serve --policies` does), then policies.user.
+The ConfigMap mounts exactly these, and the webhook entries are generated from exactly these.
+*/}}
+{{- define "wasp.policyFiles" -}}
+{{- $userNames := list -}}
+{{- range $file, $doc := .Values.policies.user -}}
+{{- if has $doc.metadata.name $userNames -}}
+{{- fail (printf "policies.user: two policies are named %q (wasp serve refuses that; a name may only replace a built-in policy)" $doc.metadata.name) -}}
+{{- end -}}
+{{- $userNames = append $userNames $doc.metadata.name -}}
+{{- end -}}
+{{- $files := dict -}}
+{{- if .Values.policies.builtin -}}
+{{- range $path, $_ := .Files.Glob "policies/*.yaml" -}}
+{{- $text := $.Files.Get $path -}}
+{{- $doc := fromYaml $text -}}
+{{- if not (has $doc.metadata.name $userNames) -}}
+{{- $_ := set $files (base $path) $text -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- range $file, $doc := .Values.policies.user -}}
+{{- $_ := set $files (printf "user-%s.yaml" $file) (toYaml $doc) -}}
+{{- end -}}
+{{- toYaml $files -}}
+{{- end -}}
+
+{{/* The policy documents, parsed, as a YAML list sorted by file name. */}}
+{{- define "wasp.policies" -}}
+{{- $files := include "wasp.policyFiles" . | fromYaml -}}
+{{- $docs := list -}}
+{{- range $file := keys $files | sortAlpha -}}
+{{- $docs = append $docs (fromYaml (index $files $file)) -}}
+{{- end -}}
+{{- toYaml $docs -}}
+{{- end -}}
+
+{{/*
+CEL: the field at `path` (dotted, relative to the expression `var`) is present. Index
+syntax and `in` work for any key and never raise on a missing one (the apiserver applies
+failurePolicy to an evaluation error).
+*/}}
+{{- define "wasp.cel.present" -}}
+{{- $expr := .var -}}
+{{- $parts := list -}}
+{{- range $key := splitList "." .path -}}
+{{- $parts = append $parts (printf "'%s' in %s" $key $expr) -}}
+{{- $expr = printf "%s['%s']" $expr $key -}}
+{{- end -}}
+{{- join " && " $parts -}}
+{{- end -}}
+
+{{- define "wasp.cel.access" -}}
+{{- $expr := .var -}}
+{{- range $key := splitList "." .path -}}
+{{- $expr = printf "%s['%s']" $expr $key -}}
+{{- end -}}
+{{- $expr -}}
+{{- end -}}
+
+{{/*
+CEL: some scheduling block of `node` or of its descendants is present, relative to `var`
+(a forEach child is looked for in every element of its list).
+*/}}
+{{- define "wasp.cel.node" -}}
+{{- $var := .var -}}
+{{- $depth := .depth -}}
+{{- $terms := list (printf "(%s)" (include "wasp.cel.present" (dict "var" $var "path" .node.path))) -}}
+{{- range $child := .node.children | default list -}}
+{{- if $child.forEach -}}
+{{- $elem := printf "e%d" (int $depth) -}}
+{{- $inner := include "wasp.cel.node" (dict "var" $elem "node" (omit $child "forEach") "depth" (add1 $depth)) -}}
+{{- $list := include "wasp.cel.access" (dict "var" $var "path" $child.forEach) -}}
+{{- $terms = append $terms (printf "(%s && %s.exists(%s, %s))" (include "wasp.cel.present" (dict "var" $var "path" $child.forEach)) $list $elem $inner) -}}
+{{- else -}}
+{{- $terms = append $terms (include "wasp.cel.node" (dict "var" $var "node" $child "depth" (add1 $depth))) -}}
+{{- end -}}
+{{- end -}}
+{{- join " || " $terms -}}
+{{- end -}}
+
+{{/* CEL: the object, or on UPDATE the stored object, carries a scheduling block of `policy`. */}}
+{{- define "wasp.cel.hasBlocks" -}}
+{{- $root := .spec.root -}}
+({{ include "wasp.cel.node" (dict "var" "object" "node" $root "depth" 0) }}) || (oldObject != null && ({{ include "wasp.cel.node" (dict "var" "oldObject" "node" $root "depth" 0) }}))
+{{- end -}}
+
+{{/* CEL: the object's controller ownerReference is an object of the policy's target kind. */}}
+{{- define "wasp.cel.controlledBy" -}}
+{{- $versions := list -}}
+{{- range $v := .spec.target.versions -}}
+{{- $versions = append $versions (printf "'%s'" (ternary $v (printf "%s/%s" $.spec.target.group $v) (eq $.spec.target.group ""))) -}}
+{{- end -}}
+'ownerReferences' in object['metadata'] && object['metadata']['ownerReferences'].exists(r, 'controller' in r && r['controller'] == true && r['apiVersion'] in [{{ join ", " $versions }}] && r['kind'] == '{{ .spec.target.kind }}')
+{{- end -}}
+
+{{/* namespaceSelector of every entry: never kube-system (and the other exclusions), the
+release namespace, or a namespace that opted out. */}}
+{{- define "wasp.namespaceSelector" -}}
+matchExpressions:
+  - key: kubernetes.io/metadata.name
+    operator: NotIn
+    values:
+      {{- range (concat (list .Release.Namespace) .Values.webhooks.excludedNamespaces | uniq) }}
+      - {{ . | quote }}
+      {{- end }}
+  - key: {{ .Values.webhooks.optOutLabel | quote }}
+    operator: NotIn
+    values: ["disabled"]
+  {{- with .Values.webhooks.namespaceSelectorExpressions }}
+  {{- toYaml . | nindent 2 }}
+  {{- end }}
+{{- end -}}
+
+{{/* clientConfig of an entry: the Service, the path, and caBundle in self-managed mode. */}}
+{{- define "wasp.clientConfig" -}}
+{{- $ := .root -}}
+service:
+  name: {{ include "wasp.serviceName" $ }}
+  namespace: {{ $.Release.Namespace }}
+  path: {{ .path }}
+  port: 443
+{{- if eq $.Values.certs.mode "self-managed" }}
+caBundle: {{ index (include "wasp.selfManagedCerts" $ | fromYaml) "ca-bundle.crt" }}
+{{- end }}
+{{- end -}}
+
+{{- define "wasp.webhookAnnotations" -}}
+{{- if eq .Values.certs.mode "cert-manager" -}}
+cert-manager.io/inject-ca-from: {{ printf "%s/%s" .Release.Namespace (include "wasp.servingCertificateName" .) }}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The self-managed Secret's data (base64 values), generated once per rendering and shared by
+the Secret and both webhook configurations (memoised in .Values, which every template of one
+rendering shares). An existing Secret is kept as it is: `wasp certs rotate` owns it after
+install, and `helm upgrade` must render the caBundle it last wrote.
+*/}}
+{{- define "wasp.selfManagedCerts" -}}
+{{- if not (hasKey .Values "__waspCerts") -}}
+{{- $existing := lookup "v1" "Secret" .Release.Namespace (include "wasp.tlsSecretName" .) -}}
+{{- $data := dict -}}
+{{- if and $existing (hasKey ($existing.data | default dict) "ca-bundle.crt") -}}
+{{- $data = $existing.data -}}
+{{- else -}}
+{{- $svc := include "wasp.serviceName" . -}}
+{{- $ns := .Release.Namespace -}}
+{{- $names := list $svc (printf "%s.%s" $svc $ns) (printf "%s.%s.svc" $svc $ns) (printf "%s.%s.svc.cluster.local" $svc $ns) -}}
+{{- $ca := genCA (printf "%s.%s webhook CA" $svc $ns | trunc 64) (int .Values.certs.caValidityDays) -}}
+{{- $leaf := genSignedCert (printf "%s.%s.svc" $svc $ns) nil $names (int .Values.certs.servingValidityDays) $ca -}}
+{{- $data = dict "ca.crt" ($ca.Cert | b64enc) "ca.key" ($ca.Key | b64enc) "tls.crt" ($leaf.Cert | b64enc) "tls.key" ($leaf.Key | b64enc) "ca-bundle.crt" ($ca.Cert | b64enc) -}}
+{{- end -}}
+{{- $_ := set .Values "__waspCerts" $data -}}
+{{- end -}}
+{{- toYaml (index .Values "__waspCerts") -}}
+{{- end -}}
