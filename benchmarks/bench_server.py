@@ -16,7 +16,9 @@ parse_review, metrics, log line) and the core (validation, mutation).
 
 The null webhook is ``wasp serve``'s own gunicorn application with the admission views
 replaced by one that decodes the review and answers allowed, so the ratio isolates wasp's
-work (parsing, validation, mutation, logging, metrics) from Flask, gunicorn and TLS.
+work (parsing, validation, mutation, logging, metrics) from Flask, gunicorn and TLS. Both run
+``wasp serve``'s command and ``WaspServer``, so they share its connection handling too (the
+worker's event loop, deadlines, ``--max-connection-age`` reconnects: docs/operations-hardening.md).
 """
 
 from __future__ import annotations

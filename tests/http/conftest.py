@@ -174,8 +174,8 @@ class ServerProcess:
         return self.proc.wait(timeout)
 
 
-def serve_command(*args: str) -> list[str]:
-    return [sys.executable, "-c", "from webhook.cli.main import main; main()", "serve", *args]
+def serve_command(*args: str, launcher: str = "from webhook.cli.main import main; main()") -> list[str]:
+    return [sys.executable, "-c", launcher, "serve", *args]
 
 
 def serve_env() -> dict[str, str]:
@@ -185,14 +185,16 @@ def serve_env() -> dict[str, str]:
     return env
 
 
-def start_server(tmp: Path, *args: str, dev: bool = True, wait: bool = True) -> ServerProcess:
+def start_server(
+    tmp: Path, *args: str, dev: bool = True, wait: bool = True, launcher: str | None = None
+) -> ServerProcess:
     """``wasp serve`` on ephemeral ports; ``--dev`` certificates in ``tmp/state``.
 
     A port picked free can be taken by another socket before the server binds it: a server
     that exits with "Address already in use" before it is ready is started again on new ports.
     """
     for _ in range(3):
-        server = _start_once(tmp, *args, dev=dev, wait=wait)
+        server = _start_once(tmp, *args, dev=dev, wait=wait, launcher=launcher)
         if not wait:
             return server
         try:
@@ -204,7 +206,7 @@ def start_server(tmp: Path, *args: str, dev: bool = True, wait: bool = True) -> 
     raise AssertionError("wasp serve found no free port in 3 attempts")
 
 
-def _start_once(tmp: Path, *args: str, dev: bool, wait: bool) -> ServerProcess:
+def _start_once(tmp: Path, *args: str, dev: bool, wait: bool, launcher: str | None) -> ServerProcess:
     port, metrics_port = free_ports(2)
     state = tmp / "state"
     argv = ["--port", str(port), "--metrics-port", str(metrics_port), "--bind-address", "127.0.0.1", *args]
@@ -213,7 +215,11 @@ def _start_once(tmp: Path, *args: str, dev: bool, wait: bool) -> ServerProcess:
     stderr_path = tmp / f"serve-{port}.stderr"
     with stderr_path.open("wb") as stderr:  # the child keeps its own descriptor
         proc = subprocess.Popen(
-            serve_command(*argv), cwd=tmp, env=serve_env(), stdout=subprocess.DEVNULL, stderr=stderr
+            serve_command(*argv, **({"launcher": launcher} if launcher else {})),
+            cwd=tmp,
+            env=serve_env(),
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
         )
     return ServerProcess(proc, port, metrics_port, state, stderr_path, argv)
 

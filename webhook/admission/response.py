@@ -8,10 +8,12 @@ request: <aggregate message>`` (docs/design.md §9.6) and ``details.causes`` car
 
 from __future__ import annotations
 
+import dataclasses
 import typing as t
 
+from webhook.admission.echo import ECHO_LIMIT, cut
 from webhook.admission.review import API_VERSION, KIND, AdmissionResponse, AdmissionReview, Status
-from webhook.vocab.field import FieldError, aggregate
+from webhook.vocab.field import OMIT, FieldError, aggregate, render_value
 
 __all__ = ["allowed", "denied", "errored", "limit_warnings", "patched", "review"]
 
@@ -20,9 +22,16 @@ __all__ = ["allowed", "denied", "errored", "limit_warnings", "patched", "review"
 WARNINGS_TOTAL_RUNES: t.Final = 4096
 WARNING_RUNES: t.Final = 256
 
+# An object with more errors than this is denied with the first ones and a count of the rest:
+# the answer (and the apiserver's error to the user) stays readable and bounded.
+MAX_REPORTED_ERRORS: t.Final = 100
+
 _REASONS: t.Final = {
     400: "BadRequest",
     403: "Forbidden",
+    404: "NotFound",
+    405: "MethodNotAllowed",
+    408: "Timeout",
     413: "RequestEntityTooLarge",
     500: "InternalError",
 }
@@ -61,12 +70,36 @@ def patched(uid: str, patch: str, warnings: t.Iterable[str] = ()) -> AdmissionRe
     return _with_warnings({"uid": uid, "allowed": True, "patch": patch, "patchType": "JSONPatch"}, warnings)
 
 
+def _capped(error: FieldError) -> FieldError:
+    """``error`` with its bad value and detail cut to :data:`ECHO_LIMIT` (a client's value is
+    shown in the message and again in its cause: each copy stays small)."""
+    value = error.bad_value
+    if isinstance(value, str):
+        value = cut(value)
+    elif value is not OMIT and not isinstance(value, bool | int | float):
+        if len(rendered := render_value(value)) > ECHO_LIMIT:
+            value = cut(rendered)
+    detail = cut(error.detail, 4 * ECHO_LIMIT)
+    if value is error.bad_value and detail is error.detail:
+        return error
+    return dataclasses.replace(error, bad_value=value, detail=detail)
+
+
 def denied(uid: str, errors: t.Sequence[FieldError], warnings: t.Iterable[str] = ()) -> AdmissionResponse:
-    """403 Forbidden with the apimachinery aggregate message and one cause per error."""
+    """403 Forbidden with the apimachinery aggregate message and one cause per error.
+
+    At most :data:`MAX_REPORTED_ERRORS` errors are reported, each with its value cut to
+    :data:`ECHO_LIMIT`; the message then says how many were left out.
+    """
+    left_out = len(errors) - MAX_REPORTED_ERRORS
+    errors = [_capped(e) for e in errors[:MAX_REPORTED_ERRORS]]
+    message = aggregate(errors)
+    if left_out > 0:
+        message += f" (and {left_out} more errors not shown)"
     status: Status = {
         "code": 403,
         "reason": "Forbidden",
-        "message": aggregate(errors),
+        "message": message,
         "details": {
             # metav1.StatusCause carries the error type under the JSON key "reason"; "type" is
             # kept beside it for the clients that read this webhook's answers directly.
@@ -81,7 +114,8 @@ def denied(uid: str, errors: t.Sequence[FieldError], warnings: t.Iterable[str] =
 
 def errored(uid: str, code: int, message: str) -> AdmissionResponse:
     """Not allowed, with ``code`` and its reason: 400/413 for a bad request, 500 for a bug."""
-    status: Status = {"code": code, "reason": _REASONS.get(code, "InternalError"), "message": message}
+    reason = _REASONS.get(code, "InternalError" if code >= 500 else "BadRequest")
+    status: Status = {"code": code, "reason": reason, "message": message}
     return {"uid": uid, "allowed": False, "status": status}
 
 

@@ -12,6 +12,7 @@ import typing as t
 
 import orjson
 
+from webhook.admission.echo import ECHO_LIMIT, cut, shown
 from webhook.vocab.errors import WaspError
 
 __all__ = [
@@ -32,6 +33,9 @@ KIND: t.Final = "AdmissionReview"
 # controller-runtime's limit (the apiserver's own request cap is 3 MiB of object plus
 # envelope, so 7 MiB never rejects a real review).
 MAX_BODY_BYTES: t.Final = 7 * 1024 * 1024
+# The apiserver's uids are UUIDs (36 characters); a longer one is not from an apiserver and is
+# neither echoed nor logged whole.
+MAX_UID_CHARS: t.Final = ECHO_LIMIT
 
 Operation = t.Literal["CREATE", "UPDATE", "DELETE", "CONNECT"]
 OPERATIONS: t.Final[frozenset[str]] = frozenset(t.get_args(Operation))
@@ -160,31 +164,39 @@ def parse_review(body: bytes) -> Request:
     """Decode and check an AdmissionReview v1 request body; raise :class:`MalformedReview`.
 
     Checks: JSON object, ``apiVersion``/``kind`` of the review, a ``request`` with a non-empty
-    string ``uid``, a ``kind`` GVK, a known ``operation`` and object-or-null ``object``/
-    ``oldObject``. Nothing inside the objects is checked here: that is the core's job.
+    string ``uid`` (at most :data:`MAX_UID_CHARS`), a ``kind`` GVK, a known ``operation``,
+    object-or-null ``object``/``oldObject``, and an ``oldObject`` on UPDATE. Nothing inside
+    the objects is checked here: that is the core's job. Client values quoted in a message
+    are cut (:func:`webhook.admission.echo.shown`).
     """
     try:
         review = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
         if not body.strip():
             raise MalformedReview("request body is empty; expected an AdmissionReview") from None
-        raise MalformedReview(f"request body is not valid JSON: {exc}") from None
+        raise MalformedReview(f"request body is not valid JSON: {cut(str(exc))}") from None
     if not isinstance(review, dict):
         raise MalformedReview(
             f"request body must be a JSON object (an AdmissionReview), not {_json_type(review)}"
         )
     request = review.get("request")
     uid = request.get("uid") if isinstance(request, dict) else None
-    uid = uid if isinstance(uid, str) else ""
+    uid = uid if isinstance(uid, str) and len(uid) <= MAX_UID_CHARS else ""
     if review.get("apiVersion") != API_VERSION or review.get("kind") != KIND:
         raise MalformedReview(
-            f"expected apiVersion {API_VERSION!r} and kind {KIND!r}, got {review.get('apiVersion')!r} and "
-            f"{review.get('kind')!r}; register the webhook with admissionReviewVersions: [v1]",
+            f"expected apiVersion {API_VERSION!r} and kind {KIND!r}, got {shown(review.get('apiVersion'))} and "
+            f"{shown(review.get('kind'))}; register the webhook with admissionReviewVersions: [v1]",
             uid=uid,
         )
     if not isinstance(request, dict):
         raise MalformedReview("the AdmissionReview has no request object")
     if not uid:
+        given = request.get("uid")
+        if isinstance(given, str) and given:
+            raise MalformedReview(
+                f"request.uid is {len(given)} characters; an apiserver's uid is a UUID (at most "
+                f"{MAX_UID_CHARS} characters are accepted)"
+            )
         raise MalformedReview("request.uid is missing or empty; the apiserver always sets it")
     gvk = request.get("kind")
     if not (
@@ -195,9 +207,10 @@ def parse_review(body: bytes) -> Request:
     ):
         raise MalformedReview("request.kind must be an object with string group, version and kind", uid=uid)
     operation = request.get("operation")
-    if operation not in OPERATIONS:
+    # Checked as a string first: a JSON array or object is unhashable, so no set lookup.
+    if not isinstance(operation, str) or operation not in OPERATIONS:
         raise MalformedReview(
-            f"request.operation {operation!r} is not one of {', '.join(sorted(OPERATIONS))}", uid=uid
+            f"request.operation {shown(operation)} is not one of {', '.join(sorted(OPERATIONS))}", uid=uid
         )
     obj, old_obj = request.get("object"), request.get("oldObject")
     if obj is not None and not isinstance(obj, dict):
@@ -206,12 +219,18 @@ def parse_review(body: bytes) -> Request:
         raise MalformedReview(
             f"request.oldObject must be an object or null, not {_json_type(old_obj)}", uid=uid
         )
+    if operation == "UPDATE" and old_obj is None:
+        # The apiserver always sends the stored object on UPDATE; without it the update
+        # rules cannot run, so judging the object alone would let forbidden changes through.
+        raise MalformedReview(
+            "request.oldObject is required on UPDATE; the apiserver always sends it", uid=uid
+        )
     name, namespace = request.get("name", ""), request.get("namespace", "")
     # Positional, and the checked dicts themselves: this runs for every review.
     return Request(
         uid,
         gvk,  # type: ignore[arg-type]  # checked above: string group, version and kind
-        operation,  # one of OPERATIONS
+        operation,  # type: ignore[arg-type]  # one of OPERATIONS
         name if isinstance(name, str) else "",
         namespace if isinstance(namespace, str) else "",
         obj,

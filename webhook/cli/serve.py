@@ -3,7 +3,9 @@
 The HTTP stack (Flask, gunicorn, prometheus_client) is imported only once the command runs,
 after the private metrics directory exists (prometheus_client reads it at import time).
 Exit codes: 0 after a graceful stop (SIGTERM), 2 when the configuration cannot serve
-(unusable certificate pair, bad policy file, bad flag), with a message and no traceback.
+(unusable certificate pair, bad policy file, bad flag, no writable temporary directory), with
+a message and no traceback, 3 when a graceful stop had to cut reviews still running at the
+graceful timeout (each worker logs how many).
 """
 
 from __future__ import annotations
@@ -32,10 +34,15 @@ _option = functools.partial(click.option, show_envvar=True)
 _file = click.Path(dir_okay=False, path_type=Path)
 
 EXAMPLE_REVIEW: t.Final = "example-review.json"
+EXIT_REVIEWS_CUT: t.Final = 3
 
 
 class CannotServe(click.ClickException):
     exit_code = 2
+
+
+def _names(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, ...]:
+    return tuple(name.strip() for name in (value or "").split(",") if name.strip())
 
 
 def _gates(ctx: click.Context, param: click.Parameter, value: str) -> FeatureGates:
@@ -100,7 +107,7 @@ def _dev_certs(state_dir: Path) -> tuple[Path, Path, Path]:
 @_option(
     "--state-dir",
     type=click.Path(file_okay=False, path_type=Path),
-    default=Path(".wasp-dev"),
+    default=Path("certs/dev"),
     show_default=True,
     help="Where --dev keeps ca.crt, tls.crt, tls.key and an example review.",
 )
@@ -147,6 +154,69 @@ def _dev_certs(state_dir: Path) -> tuple[Path, Path, Path]:
     show_default=True,
     help="Plain-HTTP port for /metrics, /healthz and /readyz.",
 )
+@_option(
+    "--client-allowed-names",
+    default="",
+    callback=_names,
+    metavar="NAME,...",
+    help="With --client-ca-file: also require one of these names (certificate CN or SAN); "
+    "empty accepts any certificate the CA signed.",
+)
+@_option(
+    "--tls-min-version",
+    type=click.Choice(["VersionTLS12", "VersionTLS13"]),
+    default="VersionTLS12",
+    show_default=True,
+)
+@_option(
+    "--tls-cipher-suites",
+    default="",
+    callback=_names,
+    metavar="SUITE,...",
+    help="TLS 1.2 cipher suites by IANA name, as kube components take them.  "
+    "[default: the ECDHE AES-GCM and ChaCha20-Poly1305 suites]",
+)
+@_option(
+    "--handshake-timeout", type=click.FloatRange(min=0, min_open=True), default=5.0, show_default=True,
+    help="Seconds a client has to complete the TLS handshake.",
+)  # fmt: skip
+@_option(
+    "--header-timeout", type=click.FloatRange(min=0, min_open=True), default=5.0, show_default=True,
+    help="Seconds a client has to send the request line and headers (from the first byte, or the handshake).",
+)  # fmt: skip
+@_option(
+    "--body-timeout", type=click.FloatRange(min=0, min_open=True), default=10.0, show_default=True,
+    help="Seconds a client has to send the request body, from the end of the headers.",
+)  # fmt: skip
+@_option(
+    "--keepalive", type=click.IntRange(1), default=30, show_default=True,
+    help="Seconds an idle kept-alive connection stays open between requests.",
+)  # fmt: skip
+@_option(
+    "--graceful-timeout", type=click.IntRange(1, 300), default=8, show_default=True,
+    help="Seconds SIGTERM gives in-flight reviews; keep it below the pod's terminationGracePeriodSeconds.",
+)  # fmt: skip
+@_option(
+    "--max-connection-age", type=click.FloatRange(min=0), default=5.0, show_default=True,
+    help="Seconds after which a connection's next answer says Connection: close (less up to a fifth); "
+    "0: never. Lets load spread over workers again after a restart.",
+)  # fmt: skip
+@_option(
+    "--max-connection-requests", type=click.IntRange(0), default=0, show_default=True,
+    help="Requests after which a connection's answer says Connection: close; 0: no limit.",
+)  # fmt: skip
+@_option(
+    "--max-connections", type=click.IntRange(1), default=1000, show_default=True,
+    help="Open connections per worker; past it the longest-waiting idle or slow one is closed.",
+)  # fmt: skip
+@_option(
+    "--max-buffered-mib", type=click.IntRange(1), default=256, show_default=True,
+    help="MiB of unfinished requests a worker holds; past it the largest upload is refused with 413.",
+)  # fmt: skip
+@_option(
+    "--temp-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+    help="A writable directory for the metrics files and worker heartbeats.  [default: TMPDIR or /tmp]",
+)  # fmt: skip
 @_option("--workers", type=click.IntRange(1), default=2, show_default=True, help="Worker processes.")
 @_option("--threads", type=click.IntRange(1), default=4, show_default=True, help="Threads per worker.")
 @_option(
@@ -176,6 +246,19 @@ def serve(
     threads: int,
     log_level: str,
     flush_interval: float,
+    client_allowed_names: tuple[str, ...],
+    tls_min_version: str,
+    tls_cipher_suites: tuple[str, ...],
+    handshake_timeout: float,
+    header_timeout: float,
+    body_timeout: float,
+    keepalive: int,
+    graceful_timeout: int,
+    max_connection_age: float,
+    max_connection_requests: int,
+    max_connections: int,
+    max_buffered_mib: int,
+    temp_dir: Path | None,
 ) -> None:
     """Serve POST /validate and /mutate over HTTPS, probes and metrics over plain HTTP.
 
@@ -185,9 +268,11 @@ def serve(
 
     A certificate pair replaced on disk is picked up within seconds without a restart; a
     replacement that cannot serve is refused and the old pair keeps serving. SIGTERM
-    finishes in-flight reviews and exits 0. Exit code 2: the configuration cannot serve.
+    finishes in-flight reviews and exits 0 (3 if reviews were still running at the
+    graceful timeout and had to be cut). Exit code 2: the configuration cannot serve.
     """
     from webhook.server.settings import Settings
+    from webhook.server.tls import DEFAULT_CIPHER_SUITES
 
     ca_file = None
     if dev:
@@ -203,7 +288,12 @@ def serve(
         cert_file=cert_file, key_file=key_file, client_ca_file=client_ca_file, policy_dirs=policy_dirs,
         builtin_policies=builtin_policies, gates=gates, bind_address=bind_address or "0.0.0.0", port=port,
         metrics_port=metrics_port, workers=workers, threads=threads, log_level=log_level,
-        flush_interval=flush_interval,
+        flush_interval=flush_interval, client_allowed_names=client_allowed_names,
+        tls_min_version=tls_min_version, tls_cipher_suites=tls_cipher_suites or DEFAULT_CIPHER_SUITES,
+        handshake_timeout=handshake_timeout, header_timeout=header_timeout, body_timeout=body_timeout,
+        keepalive=keepalive, graceful_timeout=graceful_timeout, max_connection_age=max_connection_age,
+        max_connection_requests=max_connection_requests, max_connections=max_connections,
+        max_buffered_mib=max_buffered_mib, temp_dir=temp_dir,
     )  # fmt: skip
     try:
         settings.check()
@@ -224,7 +314,7 @@ def serve(
 def _run(settings: Settings) -> None:
     # A private multiprocess directory: samples of an earlier run (or another instance)
     # must never be merged into ours. Set before prometheus_client is first imported.
-    metrics_dir = tempfile.mkdtemp(prefix="wasp-metrics-")
+    metrics_dir = tempfile.mkdtemp(prefix="wasp-metrics-", dir=settings.temp_dir)
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
     arbiter = os.getpid()
     try:
@@ -239,7 +329,13 @@ def _run(settings: Settings) -> None:
         except ConfigError as exc:
             raise CannotServe(str(exc)) from None
         app = create_app(settings, policies=policies)
-        WaspServer(settings, app).run()
+        server = WaspServer(settings, app)
+        try:
+            server.run()
+        except SystemExit as exc:
+            if exc.code in (0, None) and os.getpid() == arbiter and server.reviews_cut():
+                raise SystemExit(EXIT_REVIEWS_CUT) from None
+            raise
     finally:
         # Workers are forks of this process and leave through here too (SystemExit): only the
         # arbiter may remove the directory, or the next worker it spawns cannot start.

@@ -18,7 +18,9 @@ from types import MappingProxyType
 
 import orjson
 from flask import Flask, Response, request
+from werkzeug.exceptions import HTTPException
 
+from webhook.admission.echo import cut
 from webhook.admission.handler import Answer, handle_mutate, handle_validate, internal_error
 from webhook.admission.response import errored, review
 from webhook.admission.review import OPERATIONS, MalformedReview, Request, parse_review
@@ -79,7 +81,7 @@ def create_app(
     if reloader is None:
         reloader = CertReloader(
             settings.cert_file, settings.key_file, settings.client_ca_file,
-            interval=settings.cert_poll_interval, observer=_count_reload,
+            interval=settings.cert_poll_interval, observer=_count_reload, tls=settings.tls,
         )  # fmt: skip
         reloader.load()
     if reloader.current is not None:
@@ -98,7 +100,26 @@ def create_app(
     app.add_url_rule("/mutate", "mutate", _admission_view(state, "mutate", handle_mutate), methods=["POST"])
     app.add_url_rule("/healthz", "healthz", _healthz)
     app.add_url_rule("/readyz", "readyz", lambda: readyz_response(state.readiness_problems()))
+    app.register_error_handler(HTTPException, _http_error)
+    app.register_error_handler(Exception, _unexpected_error)
     return app
+
+
+def _http_error(exc: HTTPException) -> Response:
+    """Unknown path, wrong method, ...: an AdmissionReview answer like every other one."""
+    code = exc.code or 400
+    body = orjson.dumps(review(errored("", code, cut(exc.description or exc.name))))
+    return Response(body, code, content_type=_JSON)
+
+
+def _unexpected_error(exc: Exception) -> Response:
+    """A bug outside the review handlers (which answer their own): logged, counted, InternalError."""
+    log.error(
+        "internal error while answering a request", exc_info=exc, extra={"fields": {"path": request.path}}
+    )
+    metrics.INTERNAL_ERRORS.labels("http").inc()
+    body = orjson.dumps(review(internal_error("").response))
+    return Response(body, 500, content_type=_JSON)
 
 
 def _count_reload(event: t.Literal["loaded", "rejected"], pair: LoadedPair | None) -> None:
@@ -132,17 +153,31 @@ def _read_body(environ: t.Mapping[str, t.Any], limit: int) -> bytes:
     if declared is not None:
         # The apiserver always sends Content-Length: read the WSGI input directly, once
         # (werkzeug's stream wrappers cost more than the read on this hot path).
-        body: bytes = environ["wsgi.input"].read(declared)
+        try:
+            body: bytes = environ["wsgi.input"].read(declared)
+        except Exception as exc:  # noqa: BLE001 - as for a chunked body below
+            raise MalformedReview(
+                f"cannot read the request body: {cut(str(exc) or type(exc).__name__)}"
+            ) from None
         return body
     chunks: list[bytes] = []
     total = 0
     stream = request.stream
-    while chunk := stream.read(min(_READ_CHUNK, limit + 1 - total)):
+    while True:
+        try:
+            chunk = stream.read(min(_READ_CHUNK, limit + 1 - total))
+        except Exception as exc:  # noqa: BLE001 - the server's input stream: a broken transfer
+            # A bad chunk size or a connection that stopped sending is the client's doing;
+            # the server's parser says which (its exception types are the server's own).
+            raise MalformedReview(
+                f"cannot read the request body: {cut(str(exc) or type(exc).__name__)}"
+            ) from None
+        if not chunk:
+            return b"".join(chunks)
         chunks.append(chunk)
         total += len(chunk)
         if total > limit:
             raise MalformedReview(f"request body is over the {limit}-byte limit", code=413)
-    return b"".join(chunks)
 
 
 def _content_length(value: object) -> int | None:
@@ -151,9 +186,9 @@ def _content_length(value: object) -> int | None:
     try:
         length = int(value)
     except ValueError:
-        raise MalformedReview(f"Content-Length {value!r} is not a number") from None
+        raise MalformedReview(f"Content-Length {cut(value)!r} is not a number") from None
     if length < 0:
-        raise MalformedReview(f"Content-Length {value!r} is negative")
+        raise MalformedReview(f"Content-Length {cut(value)!r} is negative")
     return length
 
 
@@ -175,7 +210,7 @@ def _admission_view(state: WaspState, endpoint: str, handler: Handler) -> t.Call
             body = _read_body(environ, limit)
             if _mimetype(environ) != _JSON:
                 raise MalformedReview(
-                    f"Content-Type is {request.content_type or 'missing'!r}; expected {_JSON}",
+                    f"Content-Type is {cut(request.content_type or 'missing')!r}; expected {_JSON}",
                     uid=_uid_if_any(body),
                 )
             parsed = parse_review(body)

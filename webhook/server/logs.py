@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 
 import orjson
 
+from webhook.admission.echo import ECHO_LIMIT, cut
 from webhook.server.batching import Batches
 
 __all__ = ["JsonFormatter", "REVIEW_LOGGER", "ReviewEntry", "ReviewLog", "logging_config"]
@@ -35,7 +36,8 @@ class JsonFormatter(logging.Formatter):
         }
         fields = getattr(record, "fields", None)
         if isinstance(fields, dict):
-            entry.update(fields)
+            # A client's strings can be megabytes: every text field of a line is capped.
+            entry.update({k: cut(v, _TEXT_LIMIT) if isinstance(v, str) else v for k, v in fields.items()})
         if record.exc_info:
             entry["stack"] = self.formatException(record.exc_info)
         return orjson.dumps(entry, default=str).decode()
@@ -95,7 +97,19 @@ class ReviewEntry(t.NamedTuple):
     def fields(self) -> dict[str, object]:
         fields: dict[str, object] = dict(zip(self._fields, self, strict=True))
         fields["latency_ms"] = _ms(self.latency_ms)
+        # The client's strings, capped (an apiserver's are far shorter): uid, kind, name, ...
+        for key in _ECHOED:
+            value = fields[key]
+            if type(value) is str and len(value) > ECHO_LIMIT:
+                fields[key] = cut(value)
+        if self.error is not None:
+            fields["error"] = cut(self.error, _TEXT_LIMIT)
         return fields
+
+
+_ECHOED: t.Final = ("uid", "kind", "namespace", "name", "operation")
+# Text fields of any line (error messages quote client values, each already cut to ECHO_LIMIT).
+_TEXT_LIMIT: t.Final = 4 * ECHO_LIMIT
 
 
 def _ms(latency_ms: object) -> object:

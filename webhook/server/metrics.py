@@ -33,6 +33,7 @@ from webhook.server.batching import Batches
 __all__ = [
     "CERT_EXPIRY",
     "CERT_RELOADS",
+    "CONNECTIONS_CLOSED",
     "IN_FLIGHT",
     "INTERNAL_ERRORS",
     "LATENCY",
@@ -88,6 +89,13 @@ INTERNAL_ERRORS = Counter(
     "wasp_internal_errors",
     "Reviews answered with InternalError because the core raised (each is logged with a stack trace).",
     ["endpoint"],
+)
+CONNECTIONS_CLOSED = Counter(
+    "wasp_connections_closed",
+    "Connections the server closed itself, by reason: a deadline (handshake_timeout, idle_timeout, "
+    "head_timeout, body_timeout), max_age (answered with Connection: close), evicted (at "
+    "--max-connections), handshake_failed, client_not_allowed, head_too_large, buffer_budget (413: the largest unfinished upload when a worker holds too much), bad_request (answered 4xx).",
+    ["reason"],
 )
 CERT_RELOADS = Counter(
     "wasp_certificate_reloads",

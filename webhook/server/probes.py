@@ -79,6 +79,13 @@ def create_probe_app(readiness: t.Callable[[], list[str]]) -> Flask:
         return Response(body, 200, content_type=content_type)
 
     app.add_url_rule("/metrics", "metrics", metrics_view)
+
+    @app.after_request
+    def server_header(response: Response) -> Response:
+        # wsgiref's default names the Python version; nothing here needs to tell.
+        response.headers["Server"] = "wasp"
+        return response
+
     return app
 
 
@@ -92,6 +99,10 @@ class _ThreadingServer6(_ThreadingServer):
 
 
 class _QuietHandler(WSGIRequestHandler):
+    # The Server header names the server, not the Python version it runs on.
+    server_version = "wasp"
+    sys_version = ""
+
     def log_message(self, format: str, *args: t.Any) -> None:  # noqa: A002 - stdlib signature
         pass  # probes every few seconds would drown the review log
 

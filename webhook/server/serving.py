@@ -13,8 +13,13 @@
   to the collector's permanent generation in ``pre_fork`` (``gc.freeze``, as the ``gc`` docs
   advise for fork without exec): a worker's full collections then walk only what it made
   itself, and never write to the shared pages, so they stay shared copy-on-write.
+* Workers are :class:`webhook.server.worker.WaspWorker`: gunicorn's gthread worker with the
+  handshake, the request head and body and the idle wait in its event loop, each with a
+  deadline, and connections closed politely past a maximum age (docs/operations-hardening.md).
 * SIGTERM is gunicorn's graceful stop: listeners close, in-flight reviews get
-  ``graceful_timeout`` (below the apiserver's 10 s timeout) to finish, the exit code is 0.
+  ``graceful_timeout`` (below the apiserver's 10 s timeout) to finish. A worker that still
+  has reviews running then logs how many it cut and :meth:`WaspServer.reviews_cut` says so
+  (``wasp serve`` exits 3 instead of 0).
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from webhook.server import metrics
 from webhook.server.app import REVIEW_LINES, state_of
 from webhook.server.logs import logging_config
 from webhook.server.probes import ProbeServer, create_probe_app, serving_problems
+from webhook.server.worker import CUT_REVIEWS, ConnectionLimits, worker_class
 
 if t.TYPE_CHECKING:
     import ssl
@@ -50,10 +56,17 @@ def _host(host: str) -> str:
 
 class _Logger(Logger):  # type: ignore[misc]  # gunicorn ships no type hints
     """gunicorn's logger without the access log: the review log line (one per review, with
-    uid and outcome) replaces it, and gunicorn would format access atoms on every request."""
+    uid and outcome) replaces it, and gunicorn would format access atoms on every request.
+    With ``reuse_port`` the arbiter holds no listener, so its "Listening at" line is given
+    the configured address instead of an empty one."""
 
     def access(self, resp: object, req: object, environ: object, request_time: object) -> None:
         pass
+
+    def info(self, msg: str, *args: object, **kwargs: object) -> None:
+        if msg.startswith("Listening at") and args and not args[0]:
+            args = (",".join(self.cfg.bind), *args[1:])
+        super().info(msg, *args, **kwargs)
 
 
 class WaspServer(BaseApplication):  # type: ignore[misc]  # gunicorn ships no type hints
@@ -65,8 +78,29 @@ class WaspServer(BaseApplication):  # type: ignore[misc]  # gunicorn ships no ty
         self.probes: ProbeServer | None = None
         super().__init__()
 
+    def reviews_cut(self) -> bool:
+        """Whether a worker stopped with reviews still running (after the arbiter exits)."""
+        return CUT_REVIEWS[0] != 0
+
+    def limits(self) -> ConnectionLimits:
+        s = self.settings
+        return ConnectionLimits(
+            handshake_timeout=s.handshake_timeout,
+            header_timeout=s.header_timeout,
+            body_timeout=s.body_timeout,
+            idle_timeout=float(s.keepalive),
+            max_age=s.max_connection_age,
+            max_requests=s.max_connection_requests,
+            max_connections=s.max_connections,
+            max_body=s.max_body_bytes,
+            max_buffered=s.max_buffered_mib << 20,
+            graceful_timeout=float(s.graceful_timeout),
+            allowed_names=frozenset(s.client_allowed_names),
+        )
+
     def load_config(self) -> None:
         s = self.settings
+        CUT_REVIEWS[0] = 0
         reloader = state_of(self.application).reloader
         probes_holder = self
 
@@ -102,7 +136,9 @@ class WaspServer(BaseApplication):  # type: ignore[misc]  # gunicorn ships no ty
 
         options: dict[str, object] = {
             "bind": [f"{_host(s.bind_address)}:{s.port}"],
-            "worker_class": "gthread",
+            "worker_class": worker_class(self.limits()),
+            "worker_connections": s.max_connections,
+            "worker_tmp_dir": str(s.temp_dir) if s.temp_dir is not None else None,
             "workers": s.workers,
             "threads": s.threads,
             "reuse_port": True,

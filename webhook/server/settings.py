@@ -7,13 +7,16 @@ message that says which file or flag to fix. ``wasp serve`` maps that to exit co
 
 from __future__ import annotations
 
+import shutil
 import socket
+import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from webhook import certs
 from webhook.admission.review import MAX_BODY_BYTES
+from webhook.server.tls import DEFAULT_CIPHER_SUITES, TlsOptions
 from webhook.vocab.errors import ConfigError
 from webhook.vocab.gates import DEFAULT_GATES, FeatureGates
 
@@ -45,6 +48,28 @@ class Settings:
     # Longer than typical scrape/probe gaps and the apiserver's bursts: pooled connections
     # stay up so reviews do not pay a TLS handshake each (docs/design.md §9.8).
     keepalive: int = 30
+    # Deadlines of the phases a client controls (webhook.server.worker), in seconds: the TLS
+    # handshake, the request line and headers (from their first byte, or from the handshake
+    # for a new connection), the body (from the end of the headers). The apiserver sends a
+    # review in milliseconds; these only bound clients that do not.
+    handshake_timeout: float = 5.0
+    header_timeout: float = 5.0
+    body_timeout: float = 10.0
+    # A connection older than this (less up to a fifth, at random) or past this many requests
+    # is answered with Connection: close, so clients reconnect and the kernel spreads them
+    # over the workers again after a restart (docs/operations-hardening.md). 0: no limit.
+    max_connection_age: float = 5.0
+    max_connection_requests: int = 0
+    # Open connections per worker; past it the longest-waiting one no thread holds is closed.
+    max_connections: int = 1000
+    # MiB of unfinished requests one worker holds; past it the largest upload is refused (413).
+    max_buffered_mib: int = 256
+    # mTLS: with client_ca_file, also require one of these names (CN or SAN) in the client certificate.
+    client_allowed_names: tuple[str, ...] = ()
+    tls_min_version: str = "VersionTLS12"
+    tls_cipher_suites: tuple[str, ...] = DEFAULT_CIPHER_SUITES
+    # Where the private metrics directory and gunicorn's heartbeat files go (None: TMPDIR, /tmp, ...).
+    temp_dir: Path | None = None
     # Seconds between checks of the certificate files for a rotated pair (docs/design.md §9.9 C4).
     cert_poll_interval: float = 2.0
     max_body_bytes: int = MAX_BODY_BYTES
@@ -74,10 +99,46 @@ class Settings:
             found.append(f"--port and --metrics-port are both {self.port}; give them different ports")
         if self.workers < 1 or self.threads < 1:
             found.append("--workers and --threads must be at least 1")
+        for flag, value in (
+            ("--handshake-timeout", self.handshake_timeout),
+            ("--header-timeout", self.header_timeout),
+            ("--body-timeout", self.body_timeout),
+        ):
+            if not value > 0:
+                found.append(f"{flag} must be more than 0 seconds")
+        if self.max_buffered_mib << 20 < self.max_body_bytes:
+            found.append(f"--max-buffered-mib {self.max_buffered_mib} is less than one request body (7 MiB)")
+        if self.client_allowed_names and self.client_ca_file is None:
+            found.append(
+                "--client-allowed-names needs --client-ca-file (names are read from verified client certificates)"
+            )
+        found += self.tls.problems()
+        found += self.temp_dir_problems()
         found += self.certificate_problems(now=now)
         found += self.port_problems()
         if found:
             raise ConfigError("cannot serve:\n  " + "\n  ".join(found))
+
+    @property
+    def tls(self) -> TlsOptions:
+        return TlsOptions(self.tls_min_version, self.tls_cipher_suites)
+
+    def temp_dir_problems(self) -> list[str]:
+        """A directory wasp can write (the metrics directory and gunicorn's heartbeat files)."""
+        try:
+            made = tempfile.mkdtemp(prefix="wasp-check-", dir=self.temp_dir)
+        except (OSError, FileNotFoundError) as exc:
+            where = (
+                f"--temp-dir {self.temp_dir}"
+                if self.temp_dir
+                else "no temporary directory (TMPDIR, /tmp, ...)"
+            )
+            detail = exc.strerror or str(exc)
+            return [
+                f"{where}: cannot create a directory there ({detail}); name a writable one with --temp-dir"
+            ]
+        shutil.rmtree(made, ignore_errors=True)
+        return []
 
     def port_problems(self) -> list[str]:
         """Ports something else already listens on, found before gunicorn starts.

@@ -32,11 +32,78 @@ from pathlib import Path
 
 from webhook import certs
 
-__all__ = ["CertReloader", "LoadedPair", "new_server_context"]
+__all__ = [
+    "CIPHER_SUITES",
+    "DEFAULT_CIPHER_SUITES",
+    "CertReloader",
+    "LoadedPair",
+    "TlsOptions",
+    "new_server_context",
+    "peer_allowed",
+    "peer_names",
+]
 
 log = logging.getLogger("wasp.tls")
 
 Observer = t.Callable[[t.Literal["loaded", "rejected"], "LoadedPair | None"], None]
+
+
+# TLS 1.2 suites by their IANA names (what kube components' --tls-cipher-suites take), mapped
+# to OpenSSL's. TLS 1.3 suites are all AEAD and not configurable here, as in Kubernetes.
+CIPHER_SUITES: t.Final = {
+    "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256": "ECDHE-ECDSA-AES128-GCM-SHA256",
+    "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384": "ECDHE-ECDSA-AES256-GCM-SHA384",
+    "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256": "ECDHE-ECDSA-CHACHA20-POLY1305",
+    "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256": "ECDHE-RSA-AES128-GCM-SHA256",
+    "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384": "ECDHE-RSA-AES256-GCM-SHA384",
+    "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256": "ECDHE-RSA-CHACHA20-POLY1305",
+    # Not AEAD: only when named explicitly.
+    "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA": "ECDHE-ECDSA-AES128-SHA",
+    "TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA": "ECDHE-ECDSA-AES256-SHA",
+    "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA": "ECDHE-RSA-AES128-SHA",
+    "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA": "ECDHE-RSA-AES256-SHA",
+    "TLS_RSA_WITH_AES_128_GCM_SHA256": "AES128-GCM-SHA256",
+    "TLS_RSA_WITH_AES_256_GCM_SHA384": "AES256-GCM-SHA384",
+}
+DEFAULT_CIPHER_SUITES: t.Final = tuple(CIPHER_SUITES)[:6]  # the ECDHE AEAD suites listed first
+TLS_VERSIONS: t.Final = {"VersionTLS12": ssl.TLSVersion.TLSv1_2, "VersionTLS13": ssl.TLSVersion.TLSv1_3}
+
+
+@dataclass(frozen=True, slots=True)
+class TlsOptions:
+    """``min_version`` as kube components spell it; ``cipher_suites`` IANA names (TLS 1.2)."""
+
+    min_version: str = "VersionTLS12"
+    cipher_suites: tuple[str, ...] = DEFAULT_CIPHER_SUITES
+
+    def problems(self) -> list[str]:
+        found = []
+        if self.min_version not in TLS_VERSIONS:
+            found.append(f"--tls-min-version {self.min_version!r}: use one of {', '.join(TLS_VERSIONS)}")
+        unknown = [name for name in self.cipher_suites if name not in CIPHER_SUITES]
+        if unknown:
+            found.append(
+                f"--tls-cipher-suites: unknown {', '.join(unknown)}; known: {', '.join(CIPHER_SUITES)}"
+            )
+        elif not self.cipher_suites:
+            found.append("--tls-cipher-suites is empty")
+        return found
+
+
+def peer_names(cert: t.Mapping[str, t.Any] | None) -> set[str]:
+    """The names a verified client certificate (``SSLSocket.getpeercert()``) carries: subject
+    common names and subjectAltName DNS, URI and email entries."""
+    if not cert:
+        return set()
+    names = {value for rdn in cert.get("subject", ()) for key, value in rdn if key == "commonName"}
+    names |= {value for kind, value in cert.get("subjectAltName", ()) if kind in ("DNS", "URI", "email")}
+    return names
+
+
+def peer_allowed(cert: t.Mapping[str, t.Any] | None, allowed: t.AbstractSet[str]) -> bool:
+    """Whether the client certificate names one of ``allowed`` (exact match, as kube's
+    ``--requestheader-allowed-names``)."""
+    return not peer_names(cert).isdisjoint(allowed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,10 +113,15 @@ class LoadedPair:
     context: ssl.SSLContext
 
 
-def new_server_context(cert_file: Path, key_file: Path, client_ca_file: Path | None) -> ssl.SSLContext:
-    """TLS 1.2 minimum; with ``client_ca_file``, clients must present a certificate it signed."""
+def new_server_context(
+    cert_file: Path, key_file: Path, client_ca_file: Path | None, tls: TlsOptions | None = None
+) -> ssl.SSLContext:
+    """TLS 1.2 minimum with AEAD suites only (``tls`` says otherwise); with
+    ``client_ca_file``, clients must present a certificate it signed."""
+    tls = tls or TlsOptions()
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.minimum_version = TLS_VERSIONS[tls.min_version]
+    context.set_ciphers(":".join(CIPHER_SUITES[name] for name in tls.cipher_suites))
     context.load_cert_chain(certfile=str(cert_file), keyfile=str(key_file))
     if client_ca_file is not None:
         context.load_verify_locations(cafile=str(client_ca_file))
@@ -75,12 +147,14 @@ class CertReloader:
         *,
         interval: float = 2.0,
         observer: Observer | None = None,
+        tls: TlsOptions | None = None,
         clock: t.Callable[[], float] = time.monotonic,
         now: t.Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self.cert_file, self.key_file, self.client_ca_file = cert_file, key_file, client_ca_file
         self.interval = interval
         self.observer = observer
+        self.tls = tls
         self._clock, self._now = clock, now
         self._lock = threading.Lock()
         self._current: LoadedPair | None = None
@@ -141,7 +215,7 @@ class CertReloader:
         pair = None
         if not found:
             try:
-                context = new_server_context(self.cert_file, self.key_file, self.client_ca_file)
+                context = new_server_context(self.cert_file, self.key_file, self.client_ca_file, self.tls)
             except (OSError, ssl.SSLError) as exc:
                 found = [f"cannot load the pair: {exc}"]
             else:

@@ -1,0 +1,233 @@
+"""Figures of issue 17 for ``wasp serve`` under faults, in one run (prints figures; not a test).
+
+    .venv/bin/python benchmarks/bench_faults.py [--idle 500] [--slow 200] [--duration 15]
+
+1. **Slow and idle clients.** ``--idle`` TLS connections that never send a request and
+   ``--slow`` clients uploading 6 MiB bodies at 2 KiB/s (each reconnected when the server
+   closes it), while a normal client sends a Job review every 20 ms on one kept-alive
+   connection: its failures and p99, and ``/readyz`` sampled every half second.
+2. **A worker SIGKILLed under keep-alive load** (wrk -c16): requests per second before and
+   after, and how long until a 2-second window is back at 90% of the 5 seconds before.
+3. **Large bodies**: the time to answer bodies of up to 7 MiB of several shapes (a valid Job
+   with a large annotation, a 200,000-entry topology list, wide and deep JSON).
+4. **Throughput** against the null webhook: ``bench_server.py --rounds 3 --duration 4``, whose
+   null webhook runs the same ``wasp serve`` connection handling (``--throughput-rounds 0``
+   skips it).
+
+Each part starts a fresh ``wasp serve --dev`` (2 workers × 4 threads) on loopback. The machine
+is shared and noisy: compare figures within one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import typing as t
+from pathlib import Path
+
+import orjson
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO), str(REPO / "tests" / "http"), str(REPO / "tests")]
+
+from apiserver import build_review  # noqa: E402
+from conftest import ServerProcess, job, start_server  # noqa: E402
+from faults import LatencyProbe, Pressure, ReviewClient  # noqa: E402
+
+MiB: t.Final = 1 << 20
+
+PER_SECOND_LUA: t.Final = """
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+local f = io.open("{body}", "rb"); wrk.body = f:read("*a"); f:close()
+local threads = {{}}
+function setup(thread) table.insert(threads, thread) end
+counts = {{}}
+function response(status, headers, body)
+  local s = os.time()
+  counts[s] = (counts[s] or 0) + 1
+end
+function done(summary, latency, requests)
+  local total = {{}}
+  for _, th in ipairs(threads) do
+    for k, v in pairs(th:get("counts")) do total[k] = (total[k] or 0) + v end
+  end
+  for k, v in pairs(total) do io.write(string.format("second %d %d\\n", k, v)) end
+end
+"""
+
+
+def job_body(uid: str) -> bytes:
+    return orjson.dumps(build_review(job(min_count=4), uid=uid))
+
+
+def workers(server: ServerProcess) -> list[int]:
+    pid = server.proc.pid
+    return sorted(int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split())
+
+
+def connections_per_worker(server: ServerProcess, pids: list[int]) -> list[int]:
+    out = subprocess.run(["ss", "-tnpH", "state", "established", f"( sport = :{server.port} )"],
+                         capture_output=True, text=True, timeout=10).stdout  # fmt: skip
+    return [out.count(f"pid={pid},") for pid in pids]
+
+
+def slow_clients(tmp: Path, idle: int, slow: int, duration: float) -> None:
+    server = start_server(tmp)
+    try:
+        probe = LatencyProbe(server.port, server.ca_file, job_body, interval=0.02, limit=int(duration * 60))
+        readyz: list[int] = []
+        pressure = Pressure(server.port, server.ca_file, idle=idle, slow=slow, duration=duration + 5).start()
+        probe.start()
+        end = time.monotonic() + duration
+        while time.monotonic() < end:
+            try:
+                readyz.append(server.get("/readyz", timeout=2)[0])
+            except OSError:
+                readyz.append(0)
+            time.sleep(0.5)
+        probe.stop()
+        pressure.stop()
+        bad = [code for code in readyz if code != 200]
+        print(f"1. {idle} idle TLS connections + {slow} slow 6 MiB uploads (2 KiB/s), {duration:g} s:")
+        print(f"   normal client: {len(probe.latencies)} reviews, {len(probe.failures)} failures, "
+              f"p50 {statistics.median(probe.latencies) * 1000:.1f} ms, p99 {probe.p99() * 1000:.1f} ms"
+              f"{'' if probe.p99() < 0.1 else ' (OVER 100 ms)'}")  # fmt: skip
+        print(f"   /readyz: {len(readyz) - len(bad)} of {len(readyz)} samples 200"
+              f"{'' if not bad else f' (others: {sorted(set(bad))})'}")  # fmt: skip
+        print(f"   hostile connections opened {pressure.connects}, closed by the server {pressure.closed_by_server}, "
+              f"connect errors {len(pressure.errors)}")  # fmt: skip
+        for failure in probe.failures[:3]:
+            print(f"   failure: {failure}")
+    finally:
+        server.stop()
+
+
+def worker_kill(tmp: Path, seconds: int) -> None:
+    server = start_server(tmp)
+    try:
+        body = tmp / "job.json"
+        body.write_bytes(job_body("bench"))
+        lua = tmp / "per_second.lua"
+        lua.write_text(PER_SECOND_LUA.format(body=body))
+        url = f"https://127.0.0.1:{server.port}/validate"
+        wrk = subprocess.Popen(["wrk", "-t1", "-c16", f"-d{seconds}s", "-s", str(lua), url],
+                               stdout=subprocess.PIPE, text=True)  # fmt: skip
+        time.sleep(seconds / 2)
+        victim = workers(server)[0]
+        killed_at = int(time.time())
+        os.kill(victim, signal.SIGKILL)
+        splits = []
+        for _ in range(min(5, seconds // 4)):
+            time.sleep(2)
+            splits.append("/".join(str(n) for n in connections_per_worker(server, workers(server))))
+        out, _ = wrk.communicate(timeout=seconds + 30)
+        per_second = dict(sorted(
+            (int(line.split()[1]), int(line.split()[2])) for line in out.splitlines() if line.startswith("second ")
+        ))  # fmt: skip
+        before = [n for s, n in per_second.items() if killed_at - 5 <= s < killed_at]
+        baseline = statistics.mean(before) if before else 0.0
+        back = next(
+            (s - killed_at for s in per_second if s > killed_at
+             and statistics.mean([per_second.get(s, 0), per_second.get(s + 1, 0)]) >= 0.9 * baseline),
+            None,
+        )  # fmt: skip
+        errors = next(
+            (line.strip() for line in out.splitlines() if "Socket errors" in line), "no socket errors"
+        )
+        print(
+            f"2. SIGKILL of one worker under wrk -c16 keep-alive load ({seconds} s run, kill at {seconds // 2} s):"
+        )
+        print(f"   req/s in the 5 s before: {baseline:.0f}; per second from the kill: "
+              + ", ".join(str(per_second.get(killed_at + i, 0)) for i in range(min(12, seconds // 2))))  # fmt: skip
+        print(f"   connections per worker every 2 s after the kill: {', '.join(splits)}")
+        print(
+            f"   back at >= 90% (2-s window): {'never' if back is None else f'{back} s after the kill'}; wrk: {errors}"
+        )
+    finally:
+        server.stop()
+
+
+def big_object(size: int) -> dict[str, t.Any]:
+    obj = job(min_count=4)
+    obj["metadata"]["annotations"] = {"example.com/blob": "x" * size}
+    return obj
+
+
+def topology(entries: int) -> dict[str, t.Any]:
+    obj = job(min_count=4)
+    obj["spec"]["scheduling"]["schedulingConstraints"] = {
+        "topology": [{"key": "rack"} for _ in range(entries)]
+    }
+    return obj
+
+
+def large_bodies(tmp: Path) -> None:
+    server = start_server(tmp)
+    client = ReviewClient(server.port, server.ca_file, timeout=30)
+    shapes: list[tuple[str, bytes]] = [
+        ("Job with a 6.9 MiB annotation", orjson.dumps(build_review(big_object(7 * MiB - 4096), uid="a"))),
+        ("Job with a 200,000-entry topology list", orjson.dumps(build_review(topology(200_000), uid="b"))),
+        ("Job with 100,000 labels", orjson.dumps(build_review(
+            {**job(min_count=4), "metadata": {"name": "x", "labels": {f"k{i}": "v" for i in range(100_000)}}}, uid="c"))),
+        ("7 MiB of nested arrays", b'{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"d","x":'
+         + b"[" * (7 * MiB // 2 - 200) + b"]" * (7 * MiB // 2 - 200) + b"}}"),
+        ("7 MiB list of numbers in request.object", orjson.dumps(build_review(
+            {**job(min_count=4), "spec": {"x": list(range(900_000))}}, uid="e"))),
+    ]  # fmt: skip
+    try:
+        print("3. bodies of up to 7 MiB (one kept-alive connection, time to the whole answer):")
+        for label, body in shapes:
+            started = time.perf_counter()
+            status, answer = client.post("/validate", body, uid=None)
+            elapsed = time.perf_counter() - started
+            message = answer["response"].get("status", {}).get("message", "")
+            print(f"   {label:42} {len(body) / MiB:4.1f} MiB  HTTP {status}  {elapsed * 1000:7.0f} ms"
+                  f"{'' if elapsed < 1 else ' (OVER 1 s)'}  {message[:70]}")  # fmt: skip
+    finally:
+        client.close()
+        server.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--idle", type=int, default=500)
+    parser.add_argument("--slow", type=int, default=200)
+    parser.add_argument("--duration", type=float, default=15.0, help="seconds of part 1 (max 60)")
+    parser.add_argument("--kill-run", type=int, default=24, help="seconds of the wrk run of part 2 (max 60)")
+    parser.add_argument(
+        "--throughput-rounds", type=int, default=3,
+        help="rounds of bench_server.py for part 4, the ratios to the null webhook (0: skip)",
+    )  # fmt: skip
+    args = parser.parse_args()
+    duration, kill_run = min(args.duration, 60.0), min(args.kill_run, 60)
+    print(f"wasp serve --dev, 2 workers x 4 threads, loopback, {os.cpu_count()} CPUs; "
+          f"load average {os.getloadavg()[0]:.2f} at the start\n")  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="bench-faults-") as tmp:
+        base = Path(tmp)
+        parts: list[tuple[str, t.Callable[[Path], None]]] = [
+            ("slow", lambda d: slow_clients(d, args.idle, args.slow, duration)),
+            ("kill", lambda d: worker_kill(d, kill_run)),
+            ("bodies", large_bodies),
+        ]
+        for name, run in parts:
+            directory = base / name
+            directory.mkdir()
+            run(directory)
+            print()
+    if args.throughput_rounds > 0:
+        print("4. throughput against the null webhook on the same connection handling (bench_server.py):")
+        sys.stdout.flush()
+        rounds = str(min(args.throughput_rounds, 9))
+        subprocess.run([sys.executable, str(REPO / "benchmarks" / "bench_server.py"), "--rounds", rounds,
+                        "--duration", "4"], check=False, timeout=1800)  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
