@@ -329,6 +329,12 @@ def _run(settings: Settings) -> None:
         except ConfigError as exc:
             raise CannotServe(str(exc)) from None
         app = create_app(settings, policies=policies)
+        # The structural layer builds its reference engine on first use; the workers are
+        # forked from here, so build it once now (shared, frozen out of the collector) rather
+        # than in every worker on its first denial.
+        from webhook.declarative.engines import preload
+
+        preload()
         server = WaspServer(settings, app)
         try:
             server.run()
