@@ -16,6 +16,7 @@ _COMMANDS: t.Final = {
     "certs": "webhook.cli.certs:certs",
     "compile": "webhook.cli.render:compile_command",
     "policy": "webhook.cli.policy:policy",
+    "reconcile": "webhook.cli.reconcile:reconcile",
     "schema": "webhook.cli.schema:schema",
     "serve": "webhook.cli.serve:serve",
     "validate": "webhook.cli.validate:validate",

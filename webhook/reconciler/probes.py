@@ -1,0 +1,62 @@
+"""``/healthz``, ``/readyz`` and ``/metrics`` on a plain-HTTP port (stdlib server, one thread).
+
+* ``/healthz``: the loop's threads are alive (a restart helps otherwise);
+* ``/readyz``: every informer has listed once (the caches can be trusted); a standby
+  replica is ready too, since it is ready to take the Lease;
+* ``/metrics``: :mod:`webhook.reconciler.metrics` in the Prometheus text format.
+"""
+
+from __future__ import annotations
+
+import threading
+import typing as t
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from prometheus_client import CONTENT_TYPE_LATEST
+
+from webhook.reconciler import metrics
+
+__all__ = ["ProbeServer"]
+
+
+class ProbeServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(
+        self, address: tuple[str, int], healthy: t.Callable[[], bool], ready: t.Callable[[], bool]
+    ) -> None:
+        super().__init__(address, _Handler)
+        self.healthy, self.ready = healthy, ready
+        self.thread = threading.Thread(target=self.serve_forever, name="probes", daemon=True)
+
+    def start(self) -> ProbeServer:
+        self.thread.start()
+        return self
+
+    def close(self) -> None:
+        self.shutdown()
+        self.server_close()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: ProbeServer
+
+    def log_message(self, format: str, *args: t.Any) -> None:  # noqa: A002 - the base class's name
+        pass  # probes every few seconds would drown the log
+
+    def do_GET(self) -> None:
+        path = self.path.split("?", 1)[0]
+        if path == "/metrics":
+            self._answer(200, metrics.exposition(), CONTENT_TYPE_LATEST)
+        elif path in ("/healthz", "/readyz"):
+            ok = self.server.healthy() if path == "/healthz" else self.server.ready()
+            self._answer(200 if ok else 503, b"ok\n" if ok else b"not ready\n", "text/plain")
+        else:
+            self._answer(404, b"not found\n", "text/plain")
+
+    def _answer(self, code: int, body: bytes, content_type: str) -> None:
+        self.send_response(code)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
