@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -246,3 +247,36 @@ def mutating_server(tmp_path_factory: pytest.TempPathFactory) -> t.Iterator[Serv
     proc = start_server(tmp, *policy_args(mutating_job_policy(tmp)))
     yield proc
     proc.stop()
+
+
+# --------------------------------------------------------------------------- the fault suite's server
+
+# Short deadlines so that the suite sees every one of them expire in seconds.
+DEADLINES: t.Final = ("--handshake-timeout", "2", "--header-timeout", "2", "--body-timeout", "3")
+P99_LIMIT: t.Final = 0.25  # seconds; the benchmark's figure is 100 ms on an idle machine
+
+
+def job_body(uid: str) -> bytes:
+    import orjson
+    from apiserver import build_review
+
+    return orjson.dumps(build_review(job(min_count=4), uid=uid))
+
+
+def worker_pids(server: ServerProcess) -> list[int]:
+    pid = server.proc.pid
+    return sorted(int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split())
+
+
+def connections_per_worker(server: ServerProcess, pids: list[int]) -> list[int]:
+    out = subprocess.run(["ss", "-tnpH", "state", "established", f"( sport = :{server.port} )"],
+                         capture_output=True, text=True, timeout=10).stdout  # fmt: skip
+    return [len(re.findall(rf"pid={pid},", out)) for pid in pids]
+
+
+@pytest.fixture(scope="module")
+def fault_server(tmp_path_factory: pytest.TempPathFactory) -> t.Iterator[ServerProcess]:
+    server = start_server(tmp_path_factory.mktemp("fault-server"), *DEADLINES)
+    yield server
+    assert server.stop() == 0
+    assert "Traceback" not in server.stderr()
