@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from ports import free_ports
 
 from tests.chart import tools
 from tests.chart.conftest import Rendering
@@ -27,17 +28,6 @@ from tests.http.apiserver import kubectl_error_line
 
 Json = dict[str, t.Any]
 pytestmark = pytest.mark.slow
-
-
-def free_ports(n: int) -> list[int]:
-    sockets = [socket.socket() for _ in range(n)]
-    try:
-        for s in sockets:
-            s.bind(("127.0.0.1", 0))
-        return [int(s.getsockname()[1]) for s in sockets]
-    finally:
-        for s in sockets:
-            s.close()
 
 
 @dataclass

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -19,6 +18,7 @@ import pytest
 import yaml
 from flask import Flask
 from flask.testing import FlaskClient
+from ports import free_ports
 
 from webhook import certs
 from webhook.policy import PolicySet
@@ -116,19 +116,6 @@ def client(app: Flask) -> FlaskClient:
 
 def free_port() -> int:
     return free_ports(1)[0]
-
-
-def free_ports(n: int) -> list[int]:
-    """``n`` distinct free ports: the sockets stay bound until all are picked, so the kernel
-    cannot hand the same port out twice."""
-    sockets = [socket.socket() for _ in range(n)]
-    try:
-        for s in sockets:
-            s.bind(("127.0.0.1", 0))
-        return [int(s.getsockname()[1]) for s in sockets]
-    finally:
-        for s in sockets:
-            s.close()
 
 
 @dataclass
