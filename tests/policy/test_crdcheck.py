@@ -180,3 +180,14 @@ def test_the_command_exits_1_with_one_line_per_problem_and_2_on_unusable_input(t
     assert outcome.stdout.count("\n") == 1 and "spec.root.children[0].podCount.path" in outcome.stdout
     missing = CliRunner().invoke(cli, ["policy", "check", str(policy), "--crd", str(tmp_path / "none.yaml")])
     assert missing.exit_code == 2
+
+
+@pytest.mark.parametrize(
+    "spec_schema",
+    [pytest.param("x", id="a string"), pytest.param(["spec"], id="a list"), pytest.param(None, id="null")],
+)
+def test_a_malformed_crd_schema_is_a_problem_not_a_crash(tmp_path: Path, spec_schema: object) -> None:
+    crd = copy.deepcopy(MPI_CRD)
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"] = spec_schema
+    found = problems(tmp_path, MPI_POLICY, crd)
+    assert [w for w, _ in found] == ["spec.root.children[0].forEach"]

@@ -93,7 +93,7 @@ def check_against_crd(policy: Policy, crd: Schema) -> list[Problem]:
 
 
 def _with_metadata(schema: Schema) -> Schema:
-    properties = dict(schema.get("properties") or {})
+    properties = dict(_mapping(schema.get("properties")))
     properties.setdefault("metadata", _OBJECT_META)
     return {**schema, "properties": properties}
 
@@ -170,6 +170,9 @@ class _Walker:
         """The schema at ``path`` below ``schema``; ``None`` (and a problem) when it is not there."""
         current = schema
         for i, seg in enumerate(path.segments):
+            if not isinstance(current, dict):
+                self.fail(where, f"the CRD's schema at {FieldPath(path.segments[:i])} is not a schema object")
+                return None
             if _open(current):
                 return _ANY
             walked = FieldPath(path.segments[: i + 1])
@@ -186,12 +189,15 @@ class _Walker:
                     return None
                 current = value
             else:
-                properties = current.get("properties") or {}
+                properties = _mapping(current.get("properties"))
                 if seg not in properties:
                     known = ", ".join(sorted(properties)) or "none"
                     self.fail(where, f"the CRD has no field {walked} (fields there: {known})")
                     return None
                 current = properties[seg]
+        if not isinstance(current, dict):
+            self.fail(where, f"the CRD's schema at {path} is not a schema object")
+            return None
         return current
 
     def expect(self, schema: Schema, wanted: str, where: str, path: FieldPath, hint: str = "") -> None:
