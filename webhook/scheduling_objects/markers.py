@@ -201,16 +201,18 @@ def union(
     *,
     named: t.Sequence[str] | None = None,
 ) -> Errors:
-    """Exactly one member set (non-null), reported at the struct that holds the union.
+    """Exactly one member set, reported at the struct that holds the union. A member is set
+    unless it is absent by semantic equality (null, or an empty list: a list member, such as
+    a Workload's template lists, is set only when it has items).
 
     On update the check is skipped when the set of members that are set did not change.
     ``named`` are the members the message lists (default: all of them).
     """
-    chosen = [m for m in members if obj.get(m) is not None]
+    chosen = [m for m in members if not is_absent(obj.get(m))]
     if (
         is_update(old)
         and isinstance(old, Mapping)
-        and chosen == [m for m in members if old.get(m) is not None]
+        and chosen == [m for m in members if not is_absent(old.get(m))]
     ):
         return []
     listed = ", ".join(f"`{m}`" for m in (members if named is None else named))
@@ -223,24 +225,6 @@ def union(
             )
         ]
     return []
-
-
-def list_union(
-    path: FieldPath,
-    obj: Mapping[str, t.Any],
-    members: t.Sequence[str],
-    old: Old,
-    *,
-    named: t.Sequence[str] | None = None,
-) -> Errors:
-    """A union whose members are lists: a member is set when its list is non-empty."""
-    view = {m: (None if is_absent(obj.get(m)) else obj.get(m)) for m in members}
-    old_view = (
-        old
-        if not isinstance(old, Mapping)
-        else {m: (None if is_absent(old.get(m)) else old.get(m)) for m in members}
-    )
-    return union(path, view, members, old_view, named=named)
 
 
 def max_items(path: FieldPath, items: list[t.Any], limit: int) -> Errors:

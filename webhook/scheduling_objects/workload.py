@@ -26,7 +26,6 @@ from webhook.scheduling_objects.markers import (
     forbidden_if_disabled,
     immutable,
     is_update,
-    list_union,
     max_items,
     no_add_no_remove,
     old_child,
@@ -34,6 +33,7 @@ from webhook.scheduling_objects.markers import (
     old_items_by_name,
     string_field,
     unchanged,
+    union,
     unique_names,
 )
 from webhook.vocab.equality import semantic_equal
@@ -72,7 +72,7 @@ def validate_workload_spec(spec_value: object, old_spec: Old, ctx: Ctx) -> Error
 def _validate_spec_fields(spec: Mapping[str, t.Any], old: Old, path: FieldPath, ctx: Ctx) -> Errors:
     named = [key for key, gate in _UNION_MEMBERS if gate is None or gate in ctx.gates]
     errs = _validate_controller_ref_field(spec, old, path)
-    errs += list_union(path, spec, [key for key, _ in _UNION_MEMBERS], old, named=named)
+    errs += union(path, spec, [key for key, _ in _UNION_MEMBERS], old, named=named)
     errs += validate_template_list(spec, old, "podGroupTemplates", path, ctx, 0)
     errs += validate_template_list(spec, old, "compositePodGroupTemplates", path, ctx, 0)
     return errs
