@@ -191,3 +191,37 @@ def test_a_malformed_crd_schema_is_a_problem_not_a_crash(tmp_path: Path, spec_sc
     crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"] = spec_schema
     found = problems(tmp_path, MPI_POLICY, crd)
     assert [w for w, _ in found] == ["spec.root.children[0].forEach"]
+
+
+REPEATED_POLICY = """\
+apiVersion: wasp.dev/v1alpha1
+kind: SchedulingIntegration
+metadata:
+  name: mpijob-repeated
+spec:
+  target: {group: kubeflow.org, versions: [v2beta1], kind: MPIJob, resource: mpijobs}
+  allowedPolicies: [basic, gang]
+  allowedDisruptionModes: [single, all]
+  root:
+    type: leaf
+    path: "metadata.annotations[scheduling.wasp.dev/blocks]"
+    encoding: json
+    templateName: "{name}"
+    podCount: {expression: "has(self.spec.mpiReplicaSpecs) ? 2 : 1"}
+    groups: {path: GROUPS, indexLabel: example.com/index}
+"""
+
+
+@pytest.mark.parametrize(
+    ("groups", "says"),
+    [
+        pytest.param("spec.replica", "no field spec.replica", id="a misspelt group count"),
+        pytest.param("spec.mpiReplicaSpecs", "not an integer", id="a group count that is not an integer"),
+    ],
+)
+def test_a_repeated_leafs_group_count_is_checked_like_a_pod_count(
+    tmp_path: Path, groups: str, says: str
+) -> None:
+    found = problems(tmp_path, REPEATED_POLICY.replace("GROUPS", groups))
+    assert [where for where, _ in found] == ["spec.root.groups.path"]
+    assert says in found[0][1]

@@ -8,8 +8,8 @@
 
 from __future__ import annotations
 
-from webhook.policy.loading import load_policies as load_policies
-from webhook.policy.loading import load_policy_file as load_policy_file
+from webhook.policy.files import load_policies as load_policies
+from webhook.policy.files import load_policy_file as load_policy_file
 from webhook.policy.model import BUILTIN_POLICY_DIR as BUILTIN_POLICY_DIR
 from webhook.policy.model import ChildTemplate as ChildTemplate
 from webhook.policy.model import DefaultRule as DefaultRule

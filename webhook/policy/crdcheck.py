@@ -11,7 +11,8 @@ element; ``additionalProperties`` a map's value; ``x-kubernetes-preserve-unknown
 (or a schema with no ``properties`` at all) accepts any path below it; ``metadata`` is the
 standard ObjectMeta (labels and annotations are maps of strings), which CRDs do not spell
 out. Pod count expressions are not walked (CEL over ``self`` is checked when the policy
-loads).
+loads). :func:`check_child_templates` walks the pod-template paths of ``stamping.childTemplates``
+through the child kinds' CRDs (a RayJob policy's paths into the RayCluster).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from webhook.policy.model import NodeSpec, Policy
 from webhook.vocab.field import FieldPath, Key
 
-__all__ = ["Problem", "check_against_crd", "crd_identity", "crd_versions"]
+__all__ = ["Problem", "check_against_crd", "check_child_templates", "crd_identity", "crd_versions"]
 
 Schema = t.Mapping[str, t.Any]
 
@@ -92,9 +93,57 @@ def check_against_crd(policy: Policy, crd: Schema) -> list[Problem]:
     return problems
 
 
+def check_child_templates(policy: Policy, crds: t.Iterable[Schema]) -> list[Problem]:
+    """Every problem of ``policy``'s ``stamping.childTemplates`` against the CRDs of the child
+    kinds among ``crds`` (a child kind without a CRD there, such as batch/v1 Job, is skipped)."""
+    by_kind = {crd_identity(crd): crd for crd in crds}
+    problems: list[Problem] = []
+    for i, child in enumerate(policy.child_templates):
+        group, _, version = child.api_version.rpartition("/")
+        crd = by_kind.get((group, child.kind))
+        if crd is None:
+            continue
+        where = f"spec.stamping.childTemplates[{i}]"
+        schema = crd_versions(crd).get(version)
+        if schema is None:
+            problems.append(
+                Problem(f"{where}.apiVersion", f"the {child.kind} CRD has no schema for version {version!r}")
+            )
+            continue
+        walker = _Walker(None)
+        root = _with_metadata(schema)
+        for j, mapping in enumerate(child.templates):
+            at = f"{where}.templates[{j}]" if mapping.node is not None else f"{where}.templatePath"
+            context: Schema | None = root
+            if mapping.for_each is not None:
+                found = walker.resolve(root, mapping.for_each, f"{at}.forEach")
+                context = None
+                if found is not None and (_open(found) or found.get("type") == "array"):
+                    items = found.get("items")
+                    context = items if isinstance(items, dict) else _ANY
+                elif found is not None:
+                    walker.fail(f"{at}.forEach", f"{mapping.for_each} is {_describe(found)}, not a list")
+                if context is not None and mapping.item_key is not None:
+                    key = walker.resolve(context, mapping.item_key, f"{at}.itemKey")
+                    if key is not None:
+                        walker.expect(key, "string", f"{at}.itemKey", mapping.item_key)
+            if context is not None:
+                template = walker.resolve(
+                    context, mapping.path, f"{at}.path" if mapping.node is not None else at
+                )
+                if template is not None:
+                    walker.expect(
+                        template, "object", f"{at}.path" if mapping.node is not None else at, mapping.path
+                    )
+        problems.extend(walker.problems)
+    return problems
+
+
 def _with_metadata(schema: Schema) -> Schema:
     properties = dict(_mapping(schema.get("properties")))
-    properties.setdefault("metadata", _OBJECT_META)
+    # Published CRDs say only `metadata: {type: object}` at the root: the apiserver owns it.
+    if "properties" not in _mapping(properties.get("metadata")):
+        properties["metadata"] = _OBJECT_META
     return {**schema, "properties": properties}
 
 
@@ -119,10 +168,12 @@ class _Walker:
                 "annotation with encoding: json"
             )
             self.expect(block, wanted, f"{where}.path", spec.path, hint)
-        if spec.pod_count is not None and spec.pod_count.path is not None:
-            count = self.resolve(context, spec.pod_count.path, f"{where}.podCount.path")
-            if count is not None:
-                self.expect(count, "integer", f"{where}.podCount.path", spec.pod_count.path)
+        # A pod count and a repeated leaf's group count are both integers the CRD must have.
+        for key, counted in (("podCount", spec.pod_count), ("groups", spec.groups)):
+            if counted is not None and counted.path is not None:
+                count = self.resolve(context, counted.path, f"{where}.{key}.path")
+                if count is not None:
+                    self.expect(count, "integer", f"{where}.{key}.path", counted.path)
         if spec.priority_class_name_from is not None:
             source = self.resolve(context, spec.priority_class_name_from, f"{where}.priorityClassNameFrom")
             if source is not None:

@@ -1,6 +1,7 @@
-"""Loading policy files: YAML → schema check → the checks a schema cannot express → :class:`Policy`.
+"""Checking one policy document: schema check → the checks a schema cannot express → :class:`Policy`.
 
-Files are loaded and checked once at start-up; every problem is a
+Reading files and directories is :mod:`webhook.policy.files`. Policies are checked once at
+start-up; every problem is a
 :class:`~webhook.vocab.errors.PolicyError` naming the file and the key, so an operator can fix
 it without reading code.
 """
@@ -11,13 +12,13 @@ import functools
 import re
 import string
 import typing as t
-from pathlib import Path
 
 import jsonschema_rs
-import yaml
 
 from webhook.compiler.types import DisruptionKind, PolicyKind
-from webhook.policy.model import ChildTemplate, DefaultRule, NodeSpec, PodCount, Policy
+from webhook.policy.childtemplates import load_child_templates
+from webhook.policy.membership import load_membership
+from webhook.policy.model import DefaultRule, NodeSpec, PodCount, Policy
 from webhook.policy.schema import POLICY_SCHEMA
 from webhook.vocab.errors import PolicyError
 from webhook.vocab.field import FieldPath
@@ -27,10 +28,11 @@ if t.TYPE_CHECKING:
     import cel
     import jsonschema
 
-__all__ = ["load_policies", "load_policy_file"]
+__all__ = ["parse_policy", "schema_errors"]
 
 _PLACEHOLDERS = frozenset({"name", "key", "index"})
 _FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+_MACRO_VARIABLE = re.compile(r"\.\s*(?:all|exists|exists_one|map|filter)\s*\(\s*([A-Za-z_][A-Za-z0-9_]*)\s*,")
 # The verdict on a policy file comes from jsonschema_rs; python-jsonschema, whose errors name
 # the key to fix, is imported only for a file that fails (it is a third of a short
 # `wasp validate`'s start-up). Tests compare the two verdicts on valid and broken files.
@@ -131,11 +133,25 @@ class _Loader:
             pod_count = self.pod_count(f"{location}.podCount", doc["podCount"])
         if doc.get("minCountDefault", "podCount") == "podCount" and not composite and pod_count is None:
             self.fail(f"{location}.minCountDefault", "minCountDefault: podCount needs podCount")
-        if "podLabel" in doc and not keyed:
+        label_value = doc["podLabel"].get("value") if "podLabel" in doc else None
+        if label_value is not None and for_each is not None:
+            self.fail(
+                f"{location}.podLabel.value",
+                "a node with forEach is chosen by its elements' keys: drop value",
+            )
+        if "podLabel" in doc and not keyed and label_value is None:
             self.fail(
                 f"{location}.podLabel",
-                "podLabel selects an element by its key: set forEach with itemKey, or forEachOver: map",
+                "podLabel selects an element by its key: set forEach with itemKey, or forEachOver: map; "
+                "or give the value pods of this node carry",
             )
+        groups = None
+        if "groups" in doc:
+            if composite:
+                self.fail(f"{location}.groups", "only leaf nodes repeat as groups")
+            if for_each is not None:
+                self.fail(f"{location}.groups", "a node with forEach cannot also repeat as groups")
+            groups = self.pod_count(f"{location}.groups", doc["groups"])
         children = tuple(
             self.node(child, f"{location}.children[{i}]", in_for_each=in_for_each or for_each is not None)
             for i, child in enumerate(children_docs)
@@ -162,6 +178,10 @@ class _Loader:
                 for i, p in enumerate(doc.get("exclusiveWith", []))
             ),
             pod_label=doc["podLabel"]["key"] if "podLabel" in doc else None,
+            pod_label_value=label_value,
+            groups=groups,
+            group_index_label=doc["groups"]["indexLabel"] if groups is not None else None,
+            group_count_label=doc["groups"].get("countLabel") if groups is not None else None,
             children=children,
         )
 
@@ -171,7 +191,9 @@ class _Loader:
             return PodCount(self.path(f"{location}.path", doc["path"]), default)
         expression = doc["expression"]
         program = _compile_cel(self, f"{location}.expression", expression)
-        unknown = sorted(set(program.variables()) - {"self"})
+        # The binding lists a macro's bound variable (`t` in self.tasks.map(t, t.replicas)) among
+        # the expression's variables; it is not a free one.
+        unknown = sorted(set(program.variables()) - {"self"} - set(_MACRO_VARIABLE.findall(expression)))
         if unknown:
             self.fail(
                 f"{location}.expression",
@@ -226,7 +248,7 @@ def _compile_cel(loader: _Loader, location: str, expression: str) -> cel.Program
         loader.fail(location, f"CEL expression does not compile: {exc}")
 
 
-def _parse(source: str, doc: object) -> Policy:
+def parse_policy(source: str, doc: object) -> Policy:
     if not isinstance(doc, dict):
         raise PolicyError(f"{source}: a policy file must hold one mapping, got {type(doc).__name__}")
     errors = schema_errors(doc)
@@ -245,17 +267,16 @@ def _parse(source: str, doc: object) -> Policy:
                 f"{source}: spec.{key} is empty: every object of this kind that resolves to a value is denied"
             )
     stamping = spec.get("stamping", {})
-    child_templates = tuple(
-        ChildTemplate(
-            c["apiVersion"],
-            c["kind"],
-            loader.path(f"spec.stamping.childTemplates[{i}].templatePath", c["templatePath"]),
-            c.get("resource"),
+    child_templates = load_child_templates(loader, root, stamping.get("childTemplates", []))
+    membership = load_membership(loader, stamping.get("membership"))
+    if stamping.get("pods", False) or child_templates or membership is not None:
+        # Leaves are chosen by labels for pods, and for a child's one templatePath.
+        by_labels = (
+            stamping.get("pods", False)
+            or membership is not None
+            or any(m.node is None for c in child_templates for m in c.templates)
         )
-        for i, c in enumerate(stamping.get("childTemplates", []))
-    )
-    if stamping.get("pods", False) or child_templates:
-        _check_stampable(loader, root)
+        _check_stampable(loader, root, by_labels=by_labels)
     target = spec["target"]
     return Policy(
         name=doc["metadata"]["name"],
@@ -273,17 +294,21 @@ def _parse(source: str, doc: object) -> Policy:
         defaults=loader.defaults(spec.get("defaults", [])),
         stamp_pods=stamping.get("pods", False),
         child_templates=child_templates,
+        membership=membership,
         warnings=tuple(warnings),
+        enforcement=spec.get("enforcement", "deny"),
+        notice=spec.get("notice"),
     )
 
 
-def _check_stampable(loader: _Loader, root: NodeSpec) -> None:
-    """Stamping computes a leaf's name from the owner reference and pod labels alone: an
-    element's position in its list is in neither, so ``{index}`` cannot be stamped; and a
-    composite's children must be told apart by labels, so at most one may go without one."""
+def _check_stampable(loader: _Loader, root: NodeSpec, *, by_labels: bool) -> None:
+    """Stamping computes a leaf's name from the owner reference, labels and element keys
+    alone: an element's position in its list is in none of them, so ``{index}`` cannot be
+    stamped; and where a leaf is chosen by labels, a composite's children must be told apart
+    by them, so at most one may go without one."""
     for node in root.walk():
         unlabelled = [c.id for c in node.children if c.pod_label is None]
-        if node.composite and len(unlabelled) > 1:
+        if by_labels and node.composite and len(unlabelled) > 1:
             loader.fail(
                 "spec.stamping",
                 f"node {node.id!r}: children {', '.join(map(repr, unlabelled))} have no podLabel, so "
@@ -296,50 +321,3 @@ def _check_stampable(loader: _Loader, root: NodeSpec) -> None:
                 f"node {node.id!r}: templateName {node.template_name!r} uses {{index}}, which stamping "
                 "cannot compute (no API call is made); use {key} with podLabel instead",
             )
-
-
-class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that rejects duplicate mapping keys: in a policy a repeated key would
-    silently win over the first, hiding a mistake. Policies load once, so the pure-Python
-    loader's speed does not matter here."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[t.Hashable, t.Any]:
-        seen: set[object] = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if key in seen:
-                raise yaml.constructor.ConstructorError(
-                    "while constructing a mapping",
-                    node.start_mark,
-                    f"found duplicate key {key!r}",
-                    key_node.start_mark,
-                )
-            seen.add(key)
-        return super().construct_mapping(node, deep=deep)
-
-
-def load_policy_file(path: Path) -> Policy:
-    """Load and check one policy file; raises :class:`PolicyError` naming the file and key."""
-    source = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise PolicyError(f"{source}: cannot read policy file: {exc.strerror or exc}") from exc
-    try:
-        doc = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
-    except yaml.YAMLError as exc:
-        raise PolicyError(f"{source}: not valid YAML: {exc}") from exc
-    return _parse(source, doc)
-
-
-def _policy_files(location: Path) -> list[Path]:
-    if location.is_dir():
-        return sorted(p for p in location.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
-    if location.exists():
-        return [location]
-    raise PolicyError(f"{location}: no such policy file or directory")
-
-
-def load_policies(locations: t.Iterable[Path]) -> list[Policy]:
-    """Every policy under ``locations`` (files, or directories of ``*.yaml``/``*.yml``)."""
-    return [load_policy_file(f) for loc in locations for f in _policy_files(loc)]

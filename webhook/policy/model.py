@@ -9,7 +9,7 @@ defaults the mutating webhook applies.
 from __future__ import annotations
 
 import typing as t
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from webhook.compiler.types import BuildOptions, DisruptionKind, PolicyKind
@@ -20,16 +20,24 @@ if t.TYPE_CHECKING:
 
 __all__ = [
     "BUILTIN_POLICY_DIR",
+    "ChildMode",
     "ChildTemplate",
     "DefaultRule",
+    "Enforcement",
+    "Identity",
+    "IdentityLookup",
+    "Membership",
     "NodeSpec",
     "PodCount",
     "Policy",
+    "TemplateMapping",
     "UpdateRules",
 ]
 
 BUILTIN_POLICY_DIR: t.Final = Path(__file__).parent.parent / "policies"
 UpdateRules = t.Literal["elastic", "immutable", "none"]
+# What an object this policy finds invalid gets: denied, or admitted with the denial as warnings.
+Enforcement = t.Literal["deny", "warn"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +77,13 @@ class NodeSpec:
     priority_class_name_from: FieldPath | None = None
     exclusive_with: tuple[FieldPath, ...] = ()
     pod_label: str | None = None
+    # With ``pod_label``: pods whose label has exactly this value belong here (a static node).
+    pod_label_value: str | None = None
+    # Repeated groups: a leaf instantiated ``groups`` times (one template, a PodGroup per
+    # index); ``group_index_label`` holds a pod's index, ``group_count_label`` optionally N.
+    groups: PodCount | None = None
+    group_index_label: str | None = None
+    group_count_label: str | None = None
     children: tuple[NodeSpec, ...] = ()
 
     @property
@@ -78,7 +93,12 @@ class NodeSpec:
 
     def template_for(self, name: str, key: str = "", index: int | None = None) -> str:
         """This node's template name for an object named ``name`` (and, under ``forEach``,
-        the element's ``key`` and ``index``); placeholders are checked at policy load."""
+        the element's ``key`` and ``index``); placeholders are checked at policy load.
+
+        A map key is lowercased: names are DNS labels, and map keys are often capitalised
+        (MPIJob ``Launcher``/``Worker``, whose pods carry ``job-role: launcher``)."""
+        if self.for_each_map:
+            key = key.lower()
         return self.template_name.format(name=name, key=key, index="" if index is None else index)
 
     def walk(self) -> t.Iterator[NodeSpec]:
@@ -100,15 +120,69 @@ class DefaultRule:
 
 
 @dataclass(frozen=True, slots=True)
+class TemplateMapping:
+    """One pod template in a child object and the leaf of the parent's tree its pods join.
+
+    ``path`` is relative to the child, or to each element of ``for_each`` (a list in the
+    child, each element keyed by ``item_key``). ``node`` is the leaf's id; ``None`` (the
+    ``templatePath`` form) chooses the leaf by the child's and the template's labels
+    (``podLabel``). A keyed leaf takes the element's key; ``only`` limits the elements
+    mapped, the others being deliberately left out of the parent's groups."""
+
+    path: FieldPath
+    node: str | None = None
+    for_each: FieldPath | None = None
+    item_key: FieldPath | None = None
+    only: frozenset[str] | None = None
+
+
+ChildMode = t.Literal["stamp", "delegate"]
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """A governed object's UID, and the PodGroup names the reconciler creates for it as it is
+    now (``None``: not known), so that a member pod never names one nobody creates."""
+
+    uid: str
+    groups: frozenset[str] | None = None
+
+
+class IdentityLookup(t.Protocol):
+    """Where a membership policy's pods learn the governed object's identity (the webhook's
+    watch-backed cache, :class:`webhook.governed.membership.IdentityCache`). ``identity_of``
+    gives ``None`` for an object that does not exist, and raises when it cannot tell now."""
+
+    def identity_of(self, namespace: str, name: str) -> Identity | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Membership:
+    """``stamping.membership``: a pod in the object's namespace whose ``label`` holds the
+    object's name belongs to it, whatever its owner chain (LeaderWorkerSet pods sit under two
+    StatefulSets). The PodGroup name hashes the object's UID, which no such pod carries:
+    ``identities`` (set by the webhook server, ``None`` elsewhere) supplies it."""
+
+    label: str
+    identities: IdentityLookup | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
 class ChildTemplate:
-    """A child object kind (e.g. batch/v1 Job) whose pod template wasp stamps."""
+    """A child object kind (e.g. batch/v1 Job) whose pod templates wasp stamps, or (``mode:
+    delegate``, batch/v1 Jobs only) annotates so that the 1.37 Job controller creates the
+    child's PodGroup in the parent's Workload and stamps its pods."""
 
     api_version: str
     kind: str
-    template_path: FieldPath
+    templates: tuple[TemplateMapping, ...]
     # The plural resource name (e.g. "jobs"); only the chart's webhook rules need it, so
     # ``None`` (not given) is fine for the server and the CLI.
     resource: str | None = None
+    mode: ChildMode = "stamp"
+    # delegate: how many child Jobs the controller makes from one element of the mapped
+    # leaf's context (JobSet: replicas); more than one would share one PodGroup name.
+    children: PodCount | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +202,11 @@ class Policy:
     defaults: tuple[DefaultRule, ...] = ()
     stamp_pods: bool = False
     child_templates: tuple[ChildTemplate, ...] = ()
+    membership: Membership | None = None
     warnings: tuple[str, ...] = ()
+    enforcement: Enforcement = "deny"
+    # A warning for every object of this kind that carries blocks (``spec.notice``).
+    notice: str | None = None
     # Derived once: the compiler options every review of this kind uses. The compiler's own
     # declarative layer is off, because the structural layer has judged the whole embedding
     # already (the 1.37 Job path does the same).
@@ -141,6 +219,13 @@ class Policy:
             disable_declarative_validation=True,
         )
         object.__setattr__(self, "build_options", options)
+
+    def enforced(self, enforcement: Enforcement | None) -> Policy:
+        """This policy with ``enforcement`` in place of its own (``None``: unchanged), for
+        the ``--enforcement`` flag that overrides every policy's value."""
+        if enforcement is None or enforcement == self.enforcement:
+            return self
+        return replace(self, enforcement=enforcement)
 
     def node(self, node_id: str) -> NodeSpec | None:
         return next((n for n in self.root.walk() if n.id == node_id), None)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import typing as t
 from pathlib import Path
 
-from webhook.policy.loading import load_policies
-from webhook.policy.model import BUILTIN_POLICY_DIR, Policy
+from webhook.policy.files import load_policies
+from webhook.policy.model import BUILTIN_POLICY_DIR, Enforcement, Policy
 from webhook.vocab.errors import PolicyError
 from webhook.vocab.gates import DEFAULT_GATES, FeatureGates
 
@@ -16,12 +16,18 @@ __all__ = ["PolicySet"]
 class PolicySet:
     """The loaded policies plus the assumed feature gates; immutable after construction.
 
-    A policy whose ``metadata.name`` equals a built-in one's replaces it (so a platform team
-    can override a built-in policy); two other files with one name, and two different policies
+    A policy whose ``metadata.name`` equals a built-in one's (or a shipped integration's)
+    replaces it (so a platform team can override a built-in policy); two other files with one name, and two different policies
     for the same kind, are errors.
     """
 
-    def __init__(self, policies: t.Iterable[Policy] = (), *, gates: FeatureGates = DEFAULT_GATES) -> None:
+    def __init__(
+        self,
+        policies: t.Iterable[Policy] = (),
+        *,
+        gates: FeatureGates = DEFAULT_GATES,
+        notes: t.Iterable[str] = (),
+    ) -> None:
         by_name: dict[str, Policy] = {}
         for policy in policies:
             earlier = by_name.get(policy.name)
@@ -51,13 +57,16 @@ class PolicySet:
             (f"{p.group}/{v}" if p.group else v, p.kind): p for p in self.policies for v in p.versions
         }
         self.warnings: tuple[str, ...] = tuple(w for p in self.policies for w in p.warnings)
+        # What loading skipped (documents beside the policies that are not policies), for a log line.
+        self.notes: tuple[str, ...] = tuple(notes)
 
     @classmethod
     def load(
         cls, locations: t.Iterable[Path] = (), *, builtin: bool = True, gates: FeatureGates = DEFAULT_GATES
     ) -> PolicySet:
         found = load_policies([BUILTIN_POLICY_DIR]) if builtin else []
-        return cls([*found, *load_policies(locations)], gates=gates)
+        notes: list[str] = []
+        return cls([*found, *load_policies(locations, notes)], gates=gates, notes=notes)
 
     def for_kind(self, api_version: str, kind: str) -> Policy | None:
         """The policy governing objects of this apiVersion (``group/version``, or ``version``
@@ -71,8 +80,17 @@ class PolicySet:
         return self.for_kind(api_version, kind)
 
     def with_gates(self, gates: FeatureGates) -> PolicySet:
-        return PolicySet(self.policies, gates=gates)
+        return PolicySet(self.policies, gates=gates, notes=self.notes)
+
+    def with_enforcement(self, enforcement: Enforcement | None) -> PolicySet:
+        """Every policy with ``enforcement`` in place of its own ``spec.enforcement`` (the
+        ``--enforcement`` flag of ``wasp serve`` and ``wasp validate``); ``None`` keeps them."""
+        if enforcement is None or all(p.enforcement == enforcement for p in self.policies):
+            return self
+        return PolicySet([p.enforced(enforcement) for p in self.policies], gates=self.gates, notes=self.notes)
 
 
 def _builtin(policy: Policy) -> bool:
-    return Path(policy.source).resolve().parent == BUILTIN_POLICY_DIR.resolve()
+    """Shipped with wasp: a built-in policy, or an integration (a user file may replace either by name)."""
+    shipped = (BUILTIN_POLICY_DIR.resolve(), (BUILTIN_POLICY_DIR / "integrations").resolve())
+    return Path(policy.source).resolve().parent in shipped

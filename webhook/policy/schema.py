@@ -28,6 +28,31 @@ _BLOCKS = {
     },
 }
 
+_TEMPLATE_MAPPING: dict[str, t.Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["path", "node"],
+    "properties": {
+        "path": {
+            **_PATH,
+            "description": "The pod template, relative to the child (or to each forEach element).",
+        },
+        "node": {"type": "string", "minLength": 1, "description": "The id of the leaf its pods join."},
+        "forEach": {**_PATH, "description": "A list in the child: one pod template per element."},
+        "itemKey": {
+            **_PATH,
+            "description": "The field of each element that is its key (a keyed leaf's {key}).",
+        },
+        "only": {
+            "type": "array",
+            "minItems": 1,
+            "uniqueItems": True,
+            "items": {"type": "string", "minLength": 1},
+            "description": "The element keys mapped; the other elements stay out of the parent's groups.",
+        },
+    },
+}
+
 _NODE: dict[str, t.Any] = {
     "type": "object",
     "additionalProperties": False,
@@ -81,8 +106,34 @@ _NODE: dict[str, t.Any] = {
             "type": "object",
             "additionalProperties": False,
             "required": ["key"],
-            "description": "Pods carrying this label with the element's key belong to this node.",
-            "properties": {"key": {"type": "string", "minLength": 1}},
+            "description": "Pods carrying this label with the element's key belong to this node; "
+            "with value (a node without forEach), pods whose label has exactly that value.",
+            "properties": {"key": {"type": "string", "minLength": 1}, "value": {"type": "string"}},
+        },
+        "groups": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["indexLabel"],
+            "description": "A leaf instantiated several times (repeated groups, e.g. one gang per "
+            "LeaderWorkerSet replica): one template, a runtime PodGroup per index 0..N-1. N is a field "
+            "(path) or a CEL expression over the node's context as `self` (expression).",
+            "oneOf": [{"required": ["path"]}, {"required": ["expression"]}],
+            "properties": {
+                "path": _PATH,
+                "expression": {"type": "string", "minLength": 1},
+                "default": {"type": "integer", "minimum": 0},
+                "indexLabel": {
+                    "type": "string",
+                    "minLength": 1,
+                    "description": "The pod label holding each pod's group index (stamping).",
+                },
+                "countLabel": {
+                    "type": "string",
+                    "minLength": 1,
+                    "description": "Optional pod label holding N, so that stamping leaves a pod "
+                    "whose index is N or more alone.",
+                },
+            },
         },
         "children": {"type": "array", "items": {"$ref": "#/$defs/node"}},
     },
@@ -127,7 +178,19 @@ POLICY_SCHEMA: t.Final[dict[str, t.Any]] = {
                     },
                 },
                 "featureGate": {"type": "string", "minLength": 1},
+                "notice": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 300,
+                    "description": "A warning given for every object of this kind that carries "
+                    "blocks, e.g. why its pods are not stamped.",
+                },
                 "declarativeValidation": {"type": "boolean"},
+                "enforcement": {
+                    "enum": ["deny", "warn"],
+                    "description": "What an object this policy finds invalid gets: deny (default) "
+                    "rejects it; warn admits it with the denial's field errors as warnings.",
+                },
                 "allowedPolicies": {
                     "type": "array",
                     "uniqueItems": True,
@@ -163,16 +226,61 @@ POLICY_SCHEMA: t.Final[dict[str, t.Any]] = {
                             "type": "boolean",
                             "description": "Stamp pods whose controller is the object.",
                         },
+                        "membership": {
+                            "type": "object",
+                            "additionalProperties": False,
+                            "required": ["label"],
+                            "description": "Stamp pods that carry a label naming the object, whatever "
+                            "their owners (LeaderWorkerSet: leaderworkerset.sigs.k8s.io/name); the "
+                            "webhook then watches the kind for the UIDs that PodGroup names hash.",
+                            "properties": {
+                                "label": {
+                                    "type": "string",
+                                    "minLength": 1,
+                                    "description": "The pod label whose value is the object's name.",
+                                },
+                            },
+                        },
                         "childTemplates": {
                             "type": "array",
                             "items": {
                                 "type": "object",
                                 "additionalProperties": False,
-                                "required": ["apiVersion", "kind", "templatePath"],
+                                "required": ["apiVersion", "kind"],
+                                "oneOf": [{"required": ["templatePath"]}, {"required": ["templates"]}],
                                 "properties": {
                                     "apiVersion": {"type": "string", "minLength": 1},
                                     "kind": {"type": "string", "minLength": 1},
-                                    "templatePath": _PATH,
+                                    "templatePath": {
+                                        **_PATH,
+                                        "description": "The child's one pod template; the leaf is chosen "
+                                        "by the child's and the template's labels (podLabel).",
+                                    },
+                                    "templates": {
+                                        "type": "array",
+                                        "minItems": 1,
+                                        "description": "The child's pod templates, each mapped to a leaf of "
+                                        "this policy's tree (RayJob -> RayCluster head and worker groups).",
+                                        "items": _TEMPLATE_MAPPING,
+                                    },
+                                    "mode": {
+                                        "enum": ["stamp", "delegate"],
+                                        "description": "stamp (default): wasp stamps the pod templates and "
+                                        "creates every PodGroup; delegate (batch/v1 Jobs only): wasp sets "
+                                        "scheduling.k8s.io/group-template-name on the Job and the 1.37 Job "
+                                        "controller creates its PodGroup.",
+                                    },
+                                    "children": {
+                                        "type": "object",
+                                        "additionalProperties": False,
+                                        "required": ["path"],
+                                        "description": "delegate: how many child Jobs one element of the "
+                                        "mapped leaf makes (a field of its context, e.g. replicas).",
+                                        "properties": {
+                                            "path": _PATH,
+                                            "default": {"type": "integer", "minimum": 0},
+                                        },
+                                    },
                                     "resource": {
                                         "type": "string",
                                         "minLength": 1,
