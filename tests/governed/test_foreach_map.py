@@ -12,6 +12,7 @@ from webhook.governed.stamping import stamp_pod
 from webhook.governed.validation import validate_object
 from webhook.governed.workloads import compile_object, pod_group_name
 from webhook.policy import PolicySet, load_policy_file
+from webhook.vocab.gates import FeatureGates
 
 POLICY = """\
 apiVersion: wasp.dev/v1alpha1
@@ -45,7 +46,8 @@ LABEL = "training.kubeflow.org/replica-type"
 def policies(tmp_path_factory: pytest.TempPathFactory) -> PolicySet:
     path = tmp_path_factory.mktemp("policies") / "mpijob.yaml"
     path.write_text(POLICY)
-    return PolicySet([load_policy_file(path)])
+    # A composite tree: its groups exist only with the CompositePodGroup gate.
+    return PolicySet([load_policy_file(path)], gates=FeatureGates.parse("CompositePodGroup=true"))
 
 
 def gang(n: int) -> dict[str, t.Any]:

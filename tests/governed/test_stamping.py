@@ -19,7 +19,9 @@ from webhook.governed.validation import validate_object
 from webhook.governed.workloads import compile_object, pod_group_name
 from webhook.policy import PolicySet, load_policy_file
 from webhook.vocab.errors import PolicyError
-from webhook.vocab.gates import FeatureGates
+from webhook.vocab.gates import DEFAULT_GATES, FeatureGates
+
+COMPOSITE_ON = FeatureGates.parse("CompositePodGroup=true")
 
 Json = dict[str, t.Any]
 REPO = Path(__file__).resolve().parents[2]
@@ -83,13 +85,15 @@ def with_stamping(base: Path, tmp: Path, **stamping: object) -> Path:
 def policies(tmp_path: Path) -> PolicySet:
     jobset = tmp_path / "jobset.yaml"
     jobset.write_text(yaml.safe_dump(JOBSET_POLICY))
+    # Two of these trees are composites: their groups exist only with the CompositePodGroup gate.
     return PolicySet.load(
         [
             with_stamping(TRAINER, tmp_path, pods=True),
             with_stamping(ROLEBASED, tmp_path, pods=True),
             jobset,
             IMPLICIT_GANG,  # so a child Job *would* be defaulted if it were not a child
-        ]
+        ],
+        gates=COMPOSITE_ON,
     )
 
 
@@ -292,6 +296,27 @@ def test_nothing_is_stamped_when_generic_workload_is_off(policies: PolicySet) ->
     result = mutate_object(pod(owner()), off, operation="CREATE")
     assert result.patch == []
     assert any("GenericWorkload" in w for w in result.warnings)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        pytest.param(
+            lambda: pod(owner("InferenceService"), labels={ROLE_LABEL: "decode"}),
+            id="a pod of a multi-level object",
+        ),
+        pytest.param(lambda: child_job(owner("JobSet"), labels={RJOB_LABEL: "workers"}), id="a child Job"),
+    ],
+)
+def test_nothing_is_stamped_for_a_composite_tree_while_the_composite_gate_is_off(
+    policies: PolicySet, make: t.Callable[[], dict[str, t.Any]]
+) -> None:
+    # The reconciler creates no group of a composite tree without the gate (the apiserver
+    # forbids compositePodGroupTemplates): a name stamped now would name a group nobody creates.
+    off = policies.with_gates(DEFAULT_GATES)
+    result = mutate_object(make(), off, operation="CREATE")
+    assert result.patch == []
+    assert any("CompositePodGroup" in w and "not stamped" in w for w in result.warnings)
 
 
 def test_the_stamp_functions_leave_other_kinds_alone(policies: PolicySet) -> None:

@@ -4,16 +4,22 @@
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 
 import pytest
+import yaml
 
 from webhook.compiler.names import generate_pod_group_name
 from webhook.governed.reconcile import Create, Mode, Patch, management_mode, plan
 from webhook.governed.workloads import compile_object, pod_group_name, workload_name
+from webhook.policy import PolicySet, load_policy_file
+from webhook.vocab.gates import FeatureGates
 
 from .worlds import World, converge, policies, service, trainer
 
 PS = policies()
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def created(plans: list) -> list[tuple[str, str]]:
@@ -338,3 +344,51 @@ def test_the_memo_compiles_an_object_once_per_resource_version() -> None:
         assert len(calls) == 2
     finally:
         module.compile_object = real
+
+
+# --- delegating parents (stamping.childTemplates mode: delegate, docs/decisions.md §27) -------------
+
+
+def _jobset_policies(mode: str, gates: str, tmp: Path) -> PolicySet:
+    # The per-replicated-job JobSet policy (a composite: the shipped jobset integration is one leaf).
+    doc = yaml.safe_load((REPO / "examples" / "jobset-per-replicated-job" / "policy.yaml").read_text())
+    if mode == "delegate":
+        doc["spec"]["stamping"]["childTemplates"][0].update(
+            mode="delegate", children={"path": "replicas", "default": 1}
+        )
+    path = tmp / "jobset.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    return PolicySet([load_policy_file(path)], gates=FeatureGates.parse(gates))
+
+
+def _jobset(*replicas: int):
+    rjobs = [{"name": f"r{i}", "replicas": n, "template": {"spec": {"parallelism": 2, "template": {"spec": {}}}}}
+             for i, n in enumerate(replicas)]  # fmt: skip
+    return {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+            "metadata": {"name": "js", "namespace": "ml", "uid": "uid-js"}, "spec": {"replicatedJobs": rjobs}}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("mode", "gates", "replicas", "kinds", "events"),
+    [
+        pytest.param("stamp", "CompositePodGroup=true", (1, 3),
+                     ["Workload", "CompositePodGroup", "PodGroup", "PodGroup"], [],
+                     id="stamp: wasp creates every group"),
+        pytest.param("delegate", "CompositePodGroup=true", (1, 1), ["Workload", "CompositePodGroup"], [],
+                     id="delegate: the Job controller creates the leaves' PodGroups"),
+        pytest.param("delegate", "CompositePodGroup=true", (1, 3), [], ["DelegatedPodGroupNameClash"],
+                     id="delegate with 3 Jobs on one template: nothing, and the reason"),
+        pytest.param("delegate", "CompositePodGroup=true,WorkloadWithJob=false", (1, 3),
+                     ["Workload", "CompositePodGroup", "PodGroup", "PodGroup"], [],
+                     id="delegate with the Job controller's gate off: stamped, wasp creates every group"),
+    ],
+)  # fmt: skip
+def test_a_delegating_parent_gets_its_workload_and_composite_groups_only(
+    mode, gates, replicas, kinds, events, tmp_path: Path
+) -> None:
+    ps = _jobset_policies(mode, gates, tmp_path)
+    obj = _jobset(*replicas)
+    world = World()
+    plans = converge(obj, world, ps)
+    assert [k for k, _ in created(plans)] == kinds
+    assert [r for p in plans for r in reasons(p)] == events

@@ -1,4 +1,4 @@
-"""Building AdmissionReview answers: allowed, denied, patched, errored (docs/design.md §9.2).
+"""Building AdmissionReview answers: allowed, denied, warned, patched, errored (docs/design.md §9.2).
 
 Every answer echoes the request uid inside an ``admission.k8s.io/v1`` ``AdmissionReview``.
 Denials use the controller-runtime ``Denied`` shape (code 403, reason ``Forbidden``), so
@@ -15,7 +15,7 @@ from webhook.admission.echo import ECHO_LIMIT, cut
 from webhook.admission.review import API_VERSION, KIND, AdmissionResponse, AdmissionReview, Status
 from webhook.vocab.field import OMIT, FieldError, aggregate, render_value
 
-__all__ = ["allowed", "denied", "errored", "limit_warnings", "patched", "review"]
+__all__ = ["allowed", "denied", "errored", "limit_warnings", "patched", "review", "warned"]
 
 # The apiserver keeps at most 4096 runes of warning text per request and shortens beyond
 # that (docs/design.md §9.4); staying inside both limits ourselves means what we send is what users see.
@@ -85,6 +85,10 @@ def _capped(error: FieldError) -> FieldError:
     return dataclasses.replace(error, bad_value=value, detail=detail)
 
 
+def _reported(errors: t.Sequence[FieldError]) -> list[FieldError]:
+    return [_capped(e) for e in errors[:MAX_REPORTED_ERRORS]]
+
+
 def denied(uid: str, errors: t.Sequence[FieldError], warnings: t.Iterable[str] = ()) -> AdmissionResponse:
     """403 Forbidden with the apimachinery aggregate message and one cause per error.
 
@@ -92,7 +96,7 @@ def denied(uid: str, errors: t.Sequence[FieldError], warnings: t.Iterable[str] =
     :data:`ECHO_LIMIT`; the message then says how many were left out.
     """
     left_out = len(errors) - MAX_REPORTED_ERRORS
-    errors = [_capped(e) for e in errors[:MAX_REPORTED_ERRORS]]
+    errors = _reported(errors)
     message = aggregate(errors)
     if left_out > 0:
         message += f" (and {left_out} more errors not shown)"
@@ -110,6 +114,17 @@ def denied(uid: str, errors: t.Sequence[FieldError], warnings: t.Iterable[str] =
         },
     }
     return _with_warnings({"uid": uid, "allowed": False, "status": status}, warnings)
+
+
+def warned(uid: str, errors: t.Sequence[FieldError], warnings: t.Iterable[str] = ()) -> AdmissionResponse:
+    """Allowed, with what :func:`denied` would have said as warnings (a policy in warn mode).
+
+    One warning per field error, worded as the errors of the denial message (kubectl prints
+    ``Warning: <field>: <error>``), before the object's other warnings; the apiserver's
+    limits apply to them all (:func:`limit_warnings`), so the first errors are the ones kept.
+    """
+    lines = dict.fromkeys(e.error() for e in _reported(errors))  # duplicates dropped, as aggregate() does
+    return allowed(uid, [*lines, *warnings])
 
 
 def errored(uid: str, code: int, message: str) -> AdmissionResponse:

@@ -7,8 +7,11 @@ It chains the three mutators on a copy-on-write copy of the object and diffs onc
    Workload, and a ``spec.scheduling`` of its own next to the stamped template would be
    both a second Workload and Forbidden (docs/decisions.md §3);
 2. :func:`~webhook.governed.stamping.stamp_child`, when the object is a child template of a
-   governed kind (``stamping.childTemplates``);
-3. :func:`~webhook.governed.stamping.stamp_pod`, when it is a core/v1 Pod.
+   governed kind (``stamping.childTemplates``): its pod templates are stamped, or a delegated
+   Job is annotated for the Job controller; an inner governed object that is no child
+   template is not defaulted either (:mod:`webhook.governed.layering`);
+3. :func:`~webhook.governed.stamping.stamp_pod`, when it is a core/v1 Pod (by its controller,
+   or by a membership label: :mod:`webhook.governed.membership`).
 
 Every mutator reports the subtrees it touched; :func:`webhook.governed.patch.make_patch` diffs only
 those, so the patch is built by diffing, never by hand, and costs a few µs. Mutation
@@ -21,8 +24,11 @@ import typing as t
 from dataclasses import dataclass, field
 
 from webhook.governed.defaulting import Defaulted, default_object
+from webhook.governed.delegation import clashes
+from webhook.governed.layering import outer_owner
 from webhook.governed.patch import PatchOp, make_patch
 from webhook.governed.stamping import Stamped, child_template_of, stamp_child, stamp_pod
+from webhook.governed.tree import build_tree
 from webhook.policy import PolicySet
 from webhook.vocab.field import FieldPath
 
@@ -44,7 +50,9 @@ def mutate_object(obj: object, policies: PolicySet, *, operation: str, old_obj: 
 
     ``old_obj`` is the stored object on UPDATE (``None`` on CREATE); it is passed to the
     defaulting step, which does not read it. Malformed input gives no patch and, when
-    there is anything to say, a warning; it never raises.
+    there is anything to say, a warning; it raises only
+    :class:`~webhook.governed.membership.IdentityUnavailable`, for a member pod whose object's
+    UID cannot be known right now (the server answers it with a retriable error).
     """
     if not isinstance(obj, dict):
         return Mutation(obj, [], (f"not a Kubernetes object: a {type(obj).__name__}, not a mapping",))
@@ -56,7 +64,9 @@ def mutate_object(obj: object, policies: PolicySet, *, operation: str, old_obj: 
     steps: list[t.Callable[[t.Any], Defaulted | Stamped]] = []
     if child_template_of(obj, policies) is not None:
         steps.append(lambda o: stamp_child(o, policies))
-    else:
+    elif outer_owner(obj, policies) is None:
+        # An inner governed object (docs/decisions.md §27) is not defaulted: it gets no
+        # Workload, so blocks of its own would mean nothing.
         steps.append(lambda o: default_object(o, policies, operation=operation, old_obj=old_obj))
     if obj.get("apiVersion") == "v1" and obj.get("kind") == "Pod":
         steps.append(lambda o: stamp_pod(o, policies))
@@ -65,5 +75,17 @@ def mutate_object(obj: object, policies: PolicySet, *, operation: str, old_obj: 
         current = result.object
         warnings.extend(result.warnings)
         roots.extend(result.roots)
+    warnings.extend(_delegation_clashes(current, policies))
     patch = make_patch(obj, current, roots=roots) if roots else []
     return Mutation(current, patch, tuple(dict.fromkeys(warnings)))
+
+
+def _delegation_clashes(obj: t.Mapping[str, t.Any], policies: PolicySet) -> list[str]:
+    """Warnings for a root whose elements would make several delegating Jobs on one template
+    (the reconciler then creates nothing for it: docs/decisions.md §27)."""
+    policy = policies.for_object(obj)
+    if policy is None or not any(c.mode == "delegate" for c in policy.child_templates):
+        return []
+    if outer_owner(obj, policies) is not None:
+        return []
+    return clashes(policy, build_tree(policy, obj)[0], policies.gates)

@@ -25,11 +25,14 @@ now would hold back their replacements). Suspension changes nothing (docs/decisi
 from __future__ import annotations
 
 import typing as t
+from dataclasses import replace
 
 from webhook.compiler.annotations import GROUP_TEMPLATE_NAME, parent_composite_pod_group
 from webhook.compiler.builder import Builder
 from webhook.compiler.names import generate_pod_group_name
 from webhook.compiler.types import BuildOptions
+from webhook.governed.delegation import clashes, delegated_leaves
+from webhook.governed.layering import outer_owner
 from webhook.governed.reconcile_model import (
     WAS_AWARE_KINDS,
     Create,
@@ -54,8 +57,15 @@ from webhook.governed.reconcile_model import (
     workload_ref,
 )  # fmt: skip
 from webhook.governed.stamping import controller_of
+from webhook.governed.tree import build_tree
 from webhook.governed.validation import validate_object
-from webhook.governed.workloads import MANAGED_BY_LABELS, Compiled, compile_object, controller_reference
+from webhook.governed.workloads import (
+    MANAGED_BY_LABELS,
+    Compiled,
+    compile_object,
+    controller_reference,
+    gate_refusal,
+)  # fmt: skip
 from webhook.policy import Policy, PolicySet
 from webhook.vocab.errors import BuildError
 
@@ -83,8 +93,8 @@ def management_mode(obj: Obj, policies: PolicySet) -> Mode:
     annotations = meta(obj).get("annotations")
     if owner is not None and isinstance(annotations, dict) and GROUP_TEMPLATE_NAME in annotations:
         return Mode.DELEGATED  # the key alone counts, even with an empty value
-    if owner is not None and policies.for_kind(string(owner.get("apiVersion")), string(owner.get("kind"))):
-        return Mode.NONE  # a governed parent's Workload covers this object's pods
+    if outer_owner(obj, policies) is not None:
+        return Mode.NONE  # a governed parent's Workload covers this object's pods (layering)
     # Any other controller (an operator, a pipeline) does not know WAS: the object is a root,
     # as decision 4 makes CronJob-owned Jobs roots.
     return Mode.BOTH
@@ -168,7 +178,7 @@ def plan(obj: Obj, policies: PolicySet, observed: Observed, *, memo: Memo | None
             memo[uid] = (version, outcome)
     if isinstance(outcome, Report):
         return Plan(reports=(outcome,))
-    return _plan_root(obj, outcome, observed)
+    return _plan_root(obj, outcome, observed, _delegated_templates(policy, obj, policies))
 
 
 def _compile(obj: Obj, policy: Policy, policies: PolicySet) -> Compiled | Report:
@@ -176,17 +186,34 @@ def _compile(obj: Obj, policy: Policy, policies: PolicySet) -> Compiled | Report
     if not verdict.allowed:
         # An invalid object is never compiled; the Event carries the field errors.
         return warn("FailedWorkloadCompilation", "; ".join(e.error() for e in verdict.errors))
-    if policy.root.composite and "CompositePodGroup" not in policies.gates:
-        return warn(
-            "FailedWorkloadCompilation", "a composite tree needs feature gate CompositePodGroup, which is off"
-        )
+    refusal = gate_refusal(policy, policies.gates)
+    if refusal is not None:
+        return warn("FailedWorkloadCompilation", refusal)
+    # Several Jobs delegating to one template would share one PodGroup (docs/decisions.md §27).
+    clash = (
+        clashes(policy, build_tree(policy, obj)[0], policies.gates)
+        if delegated_leaves(policy, policies.gates)
+        else []
+    )
+    if clash:
+        return warn("DelegatedPodGroupNameClash", "; ".join(clash))
     try:
         return compile_object(policy, obj, uid=string(meta(obj).get("uid")))
     except BuildError as exc:
         return warn("FailedWorkloadCompilation", str(exc))
 
 
-def _plan_root(obj: Obj, compiled: Compiled, observed: Observed) -> Plan:
+def _delegated_templates(policy: Policy, obj: Obj, policies: PolicySet) -> frozenset[str]:
+    """The template names of ``obj``'s delegated leaves, whose PodGroups the Job controller creates."""
+    leaves = delegated_leaves(policy, policies.gates)
+    if not leaves:
+        return frozenset()
+    return frozenset(n.template_name for n in build_tree(policy, obj)[0].walk() if n.spec.id in leaves)
+
+
+def _plan_root(
+    obj: Obj, compiled: Compiled, observed: Observed, delegated: frozenset[str] = frozenset()
+) -> Plan:
     name = string(meta(obj).get("name"))
     wanted = compiled.workload
     api_version, kind = string(obj.get("apiVersion")), string(obj.get("kind"))
@@ -231,8 +258,31 @@ def _plan_root(obj: Obj, compiled: Compiled, observed: Observed) -> Plan:
     for group in compiled.composite_pod_groups:
         _sync_group(obj, "CompositePodGroup", group, live_name, observed, creatable, writes, reports, owner)
     for group in compiled.pod_groups:
-        _sync_group(obj, "PodGroup", group, live_name, observed, creatable, writes, reports, owner)
+        if workload_ref(group)[1] in delegated:
+            continue  # the Job controller creates a delegated leaf's PodGroups
+        seen = observed
+        if workload_ref(group)[1] in compiled.repeated:
+            # The groups of a repeated leaf share their template: each is found by its name.
+            seen = replace(
+                observed, groups=[g for g in observed.groups if meta(g).get("name") == meta(group)["name"]]
+            )
+        _sync_group(obj, "PodGroup", group, live_name, seen, creatable, writes, reports, owner)
+    reports.extend(_extra_groups(obj, compiled, live_name, observed))
     return Plan(tuple(writes), tuple(dict.fromkeys(reports)))
+
+
+def _extra_groups(obj: Obj, compiled: Compiled, live_name: str, observed: Observed) -> list[Report]:
+    """Groups of a repeated leaf beyond the count the object now asks for: never deleted
+    (their pods may still run), reported."""
+    wanted = {meta(g)["name"] for g in compiled.pod_groups}
+    extra = sorted(
+        string(meta(g).get("name")) for g in observed.groups
+        if g.get("kind") == "PodGroup" and workload_ref(g)[0] == live_name
+        and workload_ref(g)[1] in compiled.repeated and controls(obj, g) and meta(g).get("name") not in wanted
+    )  # fmt: skip
+    if not extra:
+        return []
+    return [warn("ExtraPodGroups", f"{', '.join(extra)}: beyond the groups the object asks for; not deleted")]
 
 
 def _first_leaf(workload: Obj) -> str:

@@ -7,6 +7,9 @@ import typing as t
 
 from webhook.vocab.field import FieldError
 
+if t.TYPE_CHECKING:
+    from webhook.policy.model import Enforcement
+
 __all__ = ["Result", "Status"]
 
 
@@ -21,8 +24,10 @@ class Result(t.NamedTuple):
     """``errors`` holds every field error; ``warnings`` advice that does not block.
 
     ``governed_by`` names the policy (or built-in validator) that judged the object; ``None``
-    when the object was skipped. ``reason`` explains a skip or an error status. Immutable;
-    a NamedTuple, so results compare and unpack like the tuples they are.
+    when the object was skipped. ``reason`` explains a skip or an error status.
+    ``enforcement`` is what an invalid object gets: the judging policy's ``spec.enforcement``
+    (``deny`` for the scheduling API's own objects and ``--reject``). Immutable; a
+    NamedTuple, so results compare and unpack like the tuples they are.
     """
 
     status: Status
@@ -30,11 +35,18 @@ class Result(t.NamedTuple):
     warnings: tuple[str, ...] = ()
     governed_by: str | None = None
     reason: str = ""
+    enforcement: Enforcement = "deny"
 
     @classmethod
-    def judged(cls, governed_by: str, errors: list[FieldError], warnings: list[str]) -> Result:
+    def judged(
+        cls,
+        governed_by: str,
+        errors: list[FieldError],
+        warnings: list[str],
+        enforcement: Enforcement = "deny",
+    ) -> Result:
         status = Status.INVALID if errors else Status.VALID
-        return cls(status, tuple(errors), tuple(dict.fromkeys(warnings)), governed_by)
+        return cls(status, tuple(errors), tuple(dict.fromkeys(warnings)), governed_by, "", enforcement)
 
     @classmethod
     def skipped(cls, reason: str) -> Result:
@@ -42,4 +54,11 @@ class Result(t.NamedTuple):
 
     @property
     def allowed(self) -> bool:
+        """No field errors. A warned object is admitted by the webhook but is still not
+        allowed: nothing is compiled from it."""
         return self.status is not Status.INVALID
+
+    @property
+    def warned(self) -> bool:
+        """Invalid under a policy in warn mode: admitted, with the errors as warnings."""
+        return self.status is Status.INVALID and self.enforcement == "warn"

@@ -19,15 +19,25 @@ from webhook.compiler.types import (
     WorkloadInput,
     WorkloadItem,
 )
+from webhook.governed.counts import evaluate_count
 from webhook.policy import NodeSpec, PodCount, Policy
-from webhook.vocab.field import OMIT, FieldError, FieldPath, Key, invalid, required, too_many, type_invalid
+from webhook.vocab.field import (
+    OMIT,
+    FieldError,
+    FieldPath,
+    Key,
+    duplicate,
+    invalid,
+    required,
+    too_many,
+    type_invalid,
+)
 
-__all__ = [
-    "MAX_TEMPLATES_PER_LIST", "ObjectNode", "build_tree", "get_path",
-]  # fmt: skip
+__all__ = ["MAX_TEMPLATES_PER_LIST", "ObjectNode", "build_tree", "get_path"]
 
 MAX_TEMPLATES_PER_LIST: t.Final = 8  # WorkloadMaxPodGroupTemplates
 _BASIC: t.Final = SchedulingConfig(SchedulingPolicy.of_basic())
+_SHOWN_EXPRESSION: t.Final = 100  # characters of a pod count expression that messages quote
 
 
 def get_path(value: object, path: FieldPath) -> object:
@@ -52,7 +62,8 @@ class ObjectNode(WorkloadItem):
     """
 
     __slots__ = (
-        "block", "context", "context_path", "key", "pod_count", "pod_count_explicit", "spec", "template_name",
+        "block", "context", "context_path", "group_count", "key", "pod_count", "pod_count_explicit", "spec",
+        "template_name",
     )  # fmt: skip
     children: list[ObjectNode]
     path: FieldPath  # absolute path of the node's scheduling block
@@ -81,6 +92,7 @@ class ObjectNode(WorkloadItem):
         self.key = key
         self.pod_count: int | None = None  # resolved pod count (value, or the policy default)
         self.pod_count_explicit = False
+        self.group_count: int | None = None  # repeated leaves: how many runtime PodGroups
 
     @property
     def pod_count_source(self) -> str:
@@ -92,7 +104,10 @@ class ObjectNode(WorkloadItem):
         if pc.path is not None:
             return str(self.context_path / pc.path)
         where = f" of {self.context_path}" if self.context_path else ""
-        return f"the pod count{where} ({pc.expression})"
+        # A long expression (a sum over groups with clamps) would bury the message the user
+        # reads; the policy file holds it.
+        shown = f" ({pc.expression})" if len(t.cast(str, pc.expression)) <= _SHOWN_EXPRESSION else ""
+        return f"the pod count{where}{shown}"
 
     def walk(self) -> list[ObjectNode]:
         """This node and its descendants in pre-order (a list: a review walks a tree often)."""
@@ -103,24 +118,6 @@ class ObjectNode(WorkloadItem):
             out.append(node)
             stack.extend(reversed(node.children))
         return out
-
-
-def _evaluate(pc: PodCount, context: t.Mapping[str, t.Any]) -> tuple[object, str | None]:
-    """The pod count expression's value over ``context`` as ``self`` and ``None``; ``(None,
-    None)`` when it reads a field the object does not have (the count is then absent, as for
-    an unset field); ``(None, why)`` when it fails on the object's values (a string times a
-    number, ...)."""
-    import cel  # the binding costs ~150 ms to import; only policies with expressions pay it
-
-    assert pc.program is not None  # set with every expression at load
-    try:
-        bound = cel.Context()
-        bound.add_variable("self", context)
-        return pc.program.execute(bound), None
-    except KeyError:
-        return None, None  # a field the expression reads is absent
-    except Exception as exc:  # noqa: BLE001 - a user's object must never crash admission
-        return None, f"{type(exc).__name__}: {exc}"
 
 
 def _min_count_callback(pod_count: int) -> t.Callable[[SchedulingConfig], None]:
@@ -168,24 +165,47 @@ class _Builder:
         pc = node.spec.pod_count
         if pc is None:
             return
+        found = self.count(node, pc, "pod count")
+        if found is not None:
+            node.pod_count, node.pod_count_explicit = found
+
+    def group_count(self, node: ObjectNode) -> None:
+        """How many groups a repeated leaf has (``groups``); a negative count is an error."""
+        pc = node.spec.groups
+        assert pc is not None  # called for repeated leaves only
+        found = self.count(node, pc, "group count")
+        if found is None:
+            return
+        if found[0] < 0:
+            where = node.context_path / pc.path if pc.path is not None else node.context_path
+            self.errors.append(
+                invalid(where, found[0], "the group count must not be negative", origin="groups")
+            )
+            return
+        node.group_count = found[0]
+
+    def count(self, node: ObjectNode, pc: PodCount, what: str) -> tuple[int, bool] | None:
+        """``(count, explicit)`` of a count field or expression (the default when unset), or
+        ``None`` with the error that says why there is none."""
         if pc.path is not None:
             raw = self.lookup(node.context, node.context_path, pc.path)
             where = node.context_path / pc.path
         else:
-            (raw, failure), where = _evaluate(pc, node.context), node.context_path
+            (raw, failure), where = evaluate_count(pc, node.context), node.context_path
             if failure is not None:
-                detail = f"the pod count {pc.expression!r} cannot be computed: {failure}"
+                detail = f"the {what} {pc.expression!r} cannot be computed: {failure}"
                 self.errors.append(invalid(where, OMIT, detail[:300], origin="podCount"))
-                return
+                return None
         if raw is None:
-            node.pod_count = pc.default
-        elif isinstance(raw, int) and not isinstance(raw, bool):
-            node.pod_count, node.pod_count_explicit = raw, True
-        elif pc.path is not None:
+            return pc.default, False
+        if isinstance(raw, int) and not isinstance(raw, bool):
+            return raw, True
+        if pc.path is not None:
             self.errors.append(type_invalid(where, raw, "must be of type integer"))
         else:
-            detail = f"the pod count {pc.expression!r} gives {type(raw).__name__} {raw!r}, not an integer"
+            detail = f"the {what} {pc.expression!r} gives {type(raw).__name__} {raw!r}, not an integer"
             self.errors.append(invalid(where, OMIT, detail[:300], origin="podCount"))
+        return None
 
     def node(
         self,
@@ -204,6 +224,8 @@ class _Builder:
         node = ObjectNode(spec, path, context_path, context, block, name, key)
         if spec.pod_count is not None and not self.stored:
             self.pod_count(node)
+        if spec.groups is not None and not self.stored:
+            self.group_count(node)
         for child_spec in spec.children:
             node.children.extend(self.children(child_spec, context, context_path))
         if spec.composite and not node.children:
@@ -258,7 +280,15 @@ class _Builder:
         if total > MAX_TEMPLATES_PER_LIST:
             self.errors.append(too_many(list_path, total, MAX_TEMPLATES_PER_LIST, origin="maxTemplates"))
         nodes = []
+        lowered: set[str] = set()
         for i, (element_path, element, key) in enumerate(entries):
+            if spec.for_each_map and key is not None:
+                # Template names use the lowercased key: two keys that differ only in case
+                # would name one template twice.
+                if key.lower() in lowered:
+                    self.errors.append(duplicate(element_path, key, origin="lowercaseKey"))
+                    continue
+                lowered.add(key.lower())
             if not isinstance(element, dict):
                 self.errors.append(type_invalid(element_path, element, "must be of type object"))
                 continue

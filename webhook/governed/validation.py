@@ -19,6 +19,7 @@ from webhook import scheduling_objects
 from webhook.compiler.builder import Builder
 from webhook.compiler.resolve import resolve
 from webhook.declarative import NO_OLD, BlockType, validate_block
+from webhook.governed.layering import outer_owner
 from webhook.governed.result import Result, Status
 from webhook.governed.tree import ObjectNode, build_tree, get_path
 from webhook.governed.updates import update_errors
@@ -57,8 +58,17 @@ def validate_object(obj: object, old_obj: object = None, *, policies: PolicySet)
     policy = policies.for_kind(api_version, kind)
     if policy is None:
         return Result.skipped(f"no policy governs {api_version} {kind}")
+    outer = outer_owner(obj, policies)
+    if outer is not None:
+        # Layering (docs/decisions.md §27): the outer object's Workload covers this one, whose
+        # blocks (copies of the outer's, or its own) have no effect and are not judged.
+        ref = outer[1]
+        return Result.skipped(
+            f"deferred to its controller {ref.get('kind')} {ref.get('name')} (policy {outer[0].name}), "
+            "whose Workload covers it"
+        )
     errors, warnings = validate_governed(policy, obj, old, gates=policies.gates)
-    return Result.judged(policy.name, errors, warnings)
+    return Result.judged(policy.name, errors, warnings, policy.enforcement)
 
 
 def validate_governed(
@@ -108,6 +118,8 @@ def validate_governed(
     if old_root is not None:
         errors.extend(update_errors(policy, nodes, stored))
     _advice(tree, nodes, gates, warnings, any_block=present)
+    if policy.notice is not None and any(node.block is not None for node in nodes):
+        warnings.append(policy.notice)  # the policy author's own word to its users
     return _dedupe(errors), warnings
 
 

@@ -7,6 +7,7 @@ stamped with is the name of the PodGroup that gets created.
 
 from __future__ import annotations
 
+import collections
 import copy
 import typing as t
 from dataclasses import dataclass, field
@@ -17,12 +18,14 @@ from webhook.compiler.types import BuildOptions
 from webhook.governed.tree import ObjectNode, build_tree
 from webhook.policy import NodeSpec, Policy
 from webhook.vocab.errors import BuildError
+from webhook.vocab.gates import FeatureGates
 
 __all__ = [
     "MANAGED_BY_LABELS",
     "Compiled",
     "compile_object",
     "controller_reference",
+    "gate_refusal",
     "leaf_template_name",
     "pod_group_name",
     "workload_name",
@@ -39,14 +42,32 @@ def workload_name(object_name: str, uid: str) -> str:
     return generate_workload_name(object_name, uid)
 
 
-def pod_group_name(object_name: str, uid: str, template_name: str) -> str:
-    """The (Composite)PodGroup created for ``template_name`` of a governed object."""
-    return generate_pod_group_name(workload_name(object_name, uid), template_name)
+def pod_group_name(object_name: str, uid: str, template_name: str, index: int | None = None) -> str:
+    """The (Composite)PodGroup created for ``template_name`` of a governed object; for a
+    repeated leaf (``groups``), the one of group ``index``: upstream's ``NewPodGroup`` takes
+    any name for a template, so each index hashes into a name of its own."""
+    suffix = "" if index is None else f"-{index}"
+    return generate_pod_group_name(workload_name(object_name, uid), template_name + suffix)
 
 
 def leaf_template_name(node: NodeSpec, object_name: str, key: str | None = None) -> str:
     """The template name of ``node`` for an object named ``object_name`` (element ``key``)."""
     return node.template_for(object_name, key or "")
+
+
+def gate_refusal(policy: Policy, gates: FeatureGates) -> str | None:
+    """Why the cluster's gates allow no Workload for this policy's objects, or ``None``.
+
+    A composite tree compiles to ``compositePodGroupTemplates``, which the apiserver forbids
+    while ``CompositePodGroup`` is off (upstream's builder knows no gates; the apiserver
+    refuses the Workload). ``wasp compile`` and the reconciler refuse it here, with this
+    reason, rather than emit an object the cluster rejects."""
+    if policy.root.composite and "CompositePodGroup" not in gates:
+        return (
+            "a composite tree needs feature gate CompositePodGroup, which is off "
+            "(the apiserver forbids compositePodGroupTemplates)"
+        )
+    return None
 
 
 def controller_reference(obj: t.Mapping[str, t.Any], uid: str) -> Json:
@@ -66,6 +87,8 @@ class Compiled:
     workload: Json
     composite_pod_groups: list[Json] = field(default_factory=list)
     pod_groups: list[Json] = field(default_factory=list)
+    # Templates of repeated leaves: their PodGroups are told apart by name, not by template.
+    repeated: frozenset[str] = frozenset()
 
     def objects(self) -> list[Json]:
         """In creation order: Workload, then composite groups (parents first), then PodGroups."""
@@ -104,6 +127,17 @@ def compile_object(policy: Policy, obj: t.Mapping[str, t.Any], *, uid: str) -> C
 
     def visit(node: ObjectNode, parent_group: str | None) -> None:
         group_name = pod_group_name(name, uid, node.template_name)
+        if node.group_count is not None:
+            # A repeated leaf: one template, a PodGroup per group index (none for zero groups).
+            compiled.repeated |= {node.template_name}
+            for index in range(node.group_count):
+                group = builder.new_pod_group(
+                    pod_group_name(name, uid, node.template_name, index), node.template_name
+                )
+                if parent_group is not None:
+                    group["spec"]["parentCompositePodGroupName"] = parent_group
+                compiled.pod_groups.append(_label(group))
+            return
         if node.spec.composite:
             group = builder.new_composite_pod_group(group_name, node.template_name)
             target = compiled.composite_pod_groups
@@ -117,4 +151,9 @@ def compile_object(policy: Policy, obj: t.Mapping[str, t.Any], *, uid: str) -> C
             visit(child, group_name if node.spec.composite else None)
 
     visit(tree, None)
+    seen = collections.Counter(g["metadata"]["name"] for g in compiled.pod_groups)
+    twice = sorted(n for n, times in seen.items() if times > 1)
+    if twice:
+        # A template named like another's group (``replica-1`` beside repeated ``replica``).
+        raise BuildError(f"two PodGroups would be named {', '.join(twice)}: rename a template")
     return compiled
