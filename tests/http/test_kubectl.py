@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 from apiserver import ApiServer, kubectl_error_line
-from conftest import ServerProcess, job
+from conftest import BATCH_JOB_POLICY, ServerProcess, job, policy_args, start_server
 from fake_apiserver import FakeApiServer
 
 Json = dict[str, t.Any]
@@ -246,3 +246,61 @@ def test_output_shows_the_mutating_webhooks_changes(mutating_server: ServerProce
     assert admission.patches == [
         [{"op": "add", "path": "/spec/scheduling", "value": {"schedulingPolicy": {"gang": {}}}}]
     ]
+
+
+# ---------------------------------------------------------------------------------- warn mode
+
+
+@pytest.fixture(
+    scope="module", params=["policy", "flag"], ids=["a warn-mode policy file", "--enforcement warn"]
+)
+def warn_server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ServerProcess]:
+    """``wasp serve`` whose Job policy is in warn mode: a policy file with ``spec.enforcement:
+    warn`` replacing the built-in one, or the built-in one under ``--enforcement warn``."""
+    tmp = tmp_path_factory.mktemp(f"warn-{request.param}")
+    if request.param == "policy":
+        doc = yaml.safe_load(BATCH_JOB_POLICY.read_text())
+        doc["spec"]["enforcement"] = "warn"
+        (tmp / "policies").mkdir()
+        (tmp / "policies" / "batch-job.yaml").write_text(yaml.safe_dump(doc))
+        args = policy_args(tmp / "policies")
+    else:
+        args = ["--enforcement", "warn"]
+    proc = start_server(tmp, *args)
+    yield proc
+    proc.stop()
+
+
+@pytest.fixture
+def warn_kubectl(warn_server: ServerProcess, tmp_path: Path) -> Iterator[tuple[Kubectl, FakeApiServer]]:
+    admitter = ApiServer(
+        "127.0.0.1", warn_server.port, warn_server.ca_file, mutating_name=MUTATING, validating_name=VALIDATING
+    )
+    with FakeApiServer(admitter) as fake:
+        yield kubectl_for(fake, tmp_path), fake
+
+
+def test_warn_mode_prints_the_denial_as_a_warning_and_creates_the_job(
+    warn_kubectl: tuple[Kubectl, FakeApiServer], tmp_path: Path
+) -> None:
+    kubectl, fake = warn_kubectl
+    result = kubectl.create(manifest(tmp_path, job(parallelism=8, min_count=10)))
+    assert (result.returncode, result.stdout, result.stderr) == (
+        0, "job.batch/train created\n", f"Warning: {GANG_TOO_BIG}\n"
+    )  # fmt: skip
+    assert ("default", "train") in fake.stored
+
+
+def test_warn_mode_prints_one_warning_per_denial_line(
+    warn_kubectl: tuple[Kubectl, FakeApiServer], tmp_path: Path
+) -> None:
+    kubectl, fake = warn_kubectl
+    result = kubectl.create(manifest(tmp_path, two_errors()), "--dry-run=server")
+    assert (result.returncode, result.stdout) == (0, "job.batch/train created (server dry run)\n")
+    assert result.stderr == (
+        'Warning: spec.scheduling.schedulingPolicy: Invalid value: "{basic, gang}": must specify exactly '
+        f"one of: `basic`, `gang`\nWarning: {GANG_TOO_BIG}\n"
+    )
+    assert fake.stored == {}

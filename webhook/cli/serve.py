@@ -21,10 +21,13 @@ from pathlib import Path
 import click
 import orjson
 
+from webhook.cli.enforcement_flag import enforcement_option
+from webhook.cli.integration_flag import integrations_option
 from webhook.vocab.errors import ConfigError
 from webhook.vocab.gates import FeatureGates
 
 if t.TYPE_CHECKING:
+    from webhook.policy.model import Enforcement
     from webhook.server.settings import Settings
 
 # Every option is also an environment variable via ``auto_envvar_prefix="WASP"``
@@ -127,6 +130,7 @@ def _dev_certs(state_dir: Path) -> tuple[Path, Path, Path]:
     multiple=True,
     help="Policy file or directory; repeatable. Loaded after the built-in policies.",
 )
+@integrations_option(show_envvar=True)
 @_option(
     "--builtin-policies/--no-builtin-policies",
     default=True,
@@ -141,6 +145,9 @@ def _dev_certs(state_dir: Path) -> tuple[Path, Path, Path]:
     metavar="GATE=BOOL,...",
     help="Feature gates the cluster runs with, apiserver syntax.",
 )
+# WASP_ENFORCEMENT is the name issue 19 promises; WASP_SERVE_ENFORCEMENT the one every other
+# serve option's variable follows.
+@enforcement_option(envvar=["WASP_SERVE_ENFORCEMENT", "WASP_ENFORCEMENT"], show_envvar=True)
 @_option(
     "--bind-address", default=None, help="Address to listen on.  [default: 0.0.0.0; 127.0.0.1 with --dev]"
 )
@@ -237,8 +244,10 @@ def serve(
     key_file: Path | None,
     client_ca_file: Path | None,
     policy_dirs: tuple[Path, ...],
+    integrations: tuple[Path, ...],
     builtin_policies: bool,
     gates: FeatureGates,
+    enforcement: Enforcement | None,
     bind_address: str | None,
     port: int,
     metrics_port: int,
@@ -285,8 +294,10 @@ def serve(
             "--cert-file and --key-file are required (or use --dev for local certificates)"
         )
     settings = Settings(
-        cert_file=cert_file, key_file=key_file, client_ca_file=client_ca_file, policy_dirs=policy_dirs,
-        builtin_policies=builtin_policies, gates=gates, bind_address=bind_address or "0.0.0.0", port=port,
+        cert_file=cert_file, key_file=key_file, client_ca_file=client_ca_file,
+        policy_dirs=(*integrations, *policy_dirs),  # the integrations' files load before --policies
+        builtin_policies=builtin_policies, gates=gates, enforcement=enforcement,
+        bind_address=bind_address or "0.0.0.0", port=port,
         metrics_port=metrics_port, workers=workers, threads=threads, log_level=log_level,
         flush_interval=flush_interval, client_allowed_names=client_allowed_names,
         tls_min_version=tls_min_version, tls_cipher_suites=tls_cipher_suites or DEFAULT_CIPHER_SUITES,

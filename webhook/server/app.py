@@ -31,6 +31,7 @@ from webhook.server.logs import REVIEW_LOGGER, ReviewEntry, ReviewLog
 from webhook.server.tls import CertReloader, LoadedPair
 
 if t.TYPE_CHECKING:
+    from webhook.server.identities import IdentityWatch
     from webhook.server.settings import Settings
 
 __all__ = ["WaspState", "create_app", "state_of"]
@@ -54,11 +55,15 @@ class WaspState:
     # client sending made-up kinds cannot grow the time-series count without bound. The label
     # is this map's own string, so pending observations hold no string of a request's.
     kind_labels: t.Mapping[str, str]
+    # The identity watch of membership policies (webhook.server.identities), else None.
+    identities: IdentityWatch | None = None
 
     def readiness_problems(self) -> list[str]:
         """Why this process should not receive reviews (empty: ready). Policies are loaded
-        before the app exists, so only the certificate can be missing or stale."""
-        return self.reloader.problems()
+        before the app exists, so only the certificate, and the identity caches of
+        membership policies until they have listed once, can make it unready."""
+        identities = self.identities.problems() if self.identities is not None else []
+        return [*self.reloader.problems(), *identities]
 
 
 def state_of(app: Flask) -> WaspState:
@@ -70,14 +75,22 @@ def state_of(app: Flask) -> WaspState:
 def create_app(
     settings: Settings, *, policies: PolicySet | None = None, reloader: CertReloader | None = None
 ) -> Flask:
-    """Build the webhook app. ``policies`` ``None`` loads them from ``settings``; ``reloader``
-    ``None`` creates one for ``settings``' certificate files and loads it (a pair that cannot
-    serve leaves ``/readyz`` failing rather than raising: ``wasp serve`` checks it earlier).
+    """Build the webhook app. ``policies`` ``None`` loads them from ``settings``; either way
+    ``settings.enforcement`` (``--enforcement``) overrides their own. ``reloader`` ``None``
+    creates one for ``settings``' certificate files and loads it (a pair that cannot serve
+    leaves ``/readyz`` failing rather than raising: ``wasp serve`` checks it earlier).
     """
     if policies is None:
         policies = PolicySet.load(
             settings.policy_dirs, builtin=settings.builtin_policies, gates=settings.gates
         )
+    identities = None
+    if any(p.membership is not None for p in policies.policies):
+        # Only then is the Kubernetes client imported: the default install is API-free.
+        from webhook.server.identities import watch_identities
+
+        policies, identities = watch_identities(policies)
+    policies = policies.with_enforcement(settings.enforcement)
     if reloader is None:
         reloader = CertReloader(
             settings.cert_file, settings.key_file, settings.client_ca_file,
@@ -87,7 +100,9 @@ def create_app(
     if reloader.current is not None:
         metrics.CERT_EXPIRY.set(reloader.current.not_after.timestamp())
     kinds = {p.kind for p in policies.policies} | {kind for _, kind in VALIDATORS} | {"Pod"}
-    state = WaspState(settings, policies, reloader, MappingProxyType({kind: kind for kind in kinds}))
+    state = WaspState(
+        settings, policies, reloader, MappingProxyType({kind: kind for kind in kinds}), identities
+    )
     REVIEW_LINES.flush_interval = settings.flush_interval
     # Metrics are never published per review (five mmap writes each): 0 keeps the default.
     metrics.PENDING.interval = settings.flush_interval or metrics.FLUSH_INTERVAL

@@ -8,7 +8,9 @@
   ``ssl_context`` hook, so a rotated certificate is used without restarting anything.
 * The arbiter runs the probe/metrics server (:mod:`webhook.server.probes`) from ``when_ready``, marks
   dead workers' metric files from ``child_exit``, and stops it from ``on_exit``; a worker
-  publishes its last review metrics and log lines from ``worker_exit``.
+  publishes its last review metrics and log lines from ``worker_exit``. With a membership
+  policy, each worker starts its identity watch from ``post_worker_init`` and accepts no
+  connection before it has listed (:mod:`webhook.server.identities`).
 * Everything loaded before the fork (modules, policies, compiled schemas, the app) is moved
   to the collector's permanent generation in ``pre_fork`` (``gc.freeze``, as the ``gc`` docs
   advise for fork without exec): a worker's full collections then walk only what it made
@@ -102,6 +104,7 @@ class WaspServer(BaseApplication):  # type: ignore[misc]  # gunicorn ships no ty
         s = self.settings
         CUT_REVIEWS[0] = 0
         reloader = state_of(self.application).reloader
+        identities = state_of(self.application).identities
         probes_holder = self
 
         # gunicorn checks hooks by their positional arity, so these are plain closures.
@@ -121,6 +124,13 @@ class WaspServer(BaseApplication):  # type: ignore[misc]  # gunicorn ships no ty
         def post_worker_init(worker: t.Any) -> None:
             if reloader.current is not None:
                 metrics.CERT_EXPIRY.set(reloader.current.not_after.timestamp())
+            if identities is not None:
+                # Each worker watches for itself (no thread survives the fork), and takes no
+                # connection before its caches have listed once: until one worker has, the
+                # probe's handshake fails and /readyz says 503 (docs/decisions.md §28).
+                identities.start()
+                while worker.alive and not identities.wait(1.0):
+                    worker.notify()  # the arbiter kills a worker silent for WORKER_TIMEOUT
 
         def worker_exit(arbiter: t.Any, worker: t.Any) -> None:
             # What the last interval of reviews added (the flushers are daemon threads).

@@ -10,6 +10,7 @@ from __future__ import annotations
 import shutil
 import socket
 import tempfile
+import typing as t
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,6 +20,9 @@ from webhook.admission.review import MAX_BODY_BYTES
 from webhook.server.tls import DEFAULT_CIPHER_SUITES, TlsOptions
 from webhook.vocab.errors import ConfigError
 from webhook.vocab.gates import DEFAULT_GATES, FeatureGates
+
+if t.TYPE_CHECKING:
+    from webhook.policy.model import Enforcement
 
 __all__ = ["Settings"]
 
@@ -37,6 +41,8 @@ class Settings:
     policy_dirs: tuple[Path, ...] = ()
     builtin_policies: bool = True
     gates: FeatureGates = DEFAULT_GATES
+    # --enforcement: replaces every policy's spec.enforcement (None: each policy's own).
+    enforcement: Enforcement | None = None
     bind_address: str = "0.0.0.0"
     port: int = 8443
     metrics_port: int = 8080

@@ -1,0 +1,181 @@
+"""The webhook's identity watch: the one module of the webhook server that talks to the Kubernetes API.
+
+A policy with ``stamping.membership`` (LeaderWorkerSet) stamps pods whose owners are not the
+governed object, with PodGroup names that hash its UID (docs/decisions.md §28). For each such
+kind, :class:`IdentityWatch` lists and watches the objects (the reconciler's
+:class:`~webhook.reconciler.informer.Informer`: one list+watch implementation in wasp, with its
+resume, ``410 Gone`` relist and backoff) and keeps ``(namespace, name) -> uid`` in the pure
+:class:`~webhook.governed.membership.IdentityCache` that stamping reads. A pod admitted before
+the watch delivered its object's ADDED event is resolved by one GET by name, with a deadline
+far inside the apiserver's webhook timeout.
+
+Nothing here runs unless a loaded policy has ``membership``: the default install makes no API
+call and needs no RBAC. The cache is attached to the policies when the app is built (before
+gunicorn forks); :meth:`IdentityWatch.start` runs in each worker after the fork, because a
+thread does not survive ``fork`` and every worker answers reviews from its own memory.
+"""
+
+from __future__ import annotations
+
+import logging
+import typing as t
+from pathlib import Path
+
+from urllib3.exceptions import HTTPError
+
+from webhook.governed.desired_groups import identity
+from webhook.governed.membership import IdentityCache, IdentityUnavailable, membership_kinds, with_identities
+from webhook.policy.model import Identity
+from webhook.reconciler.api import Api, ApiException, Resource, connect
+from webhook.reconciler.informer import Informer
+
+if t.TYPE_CHECKING:
+    from webhook.policy import Policy, PolicySet
+
+__all__ = ["IdentityWatch", "watch_identities"]
+
+log = logging.getLogger("wasp.identities")
+Json = dict[str, t.Any]
+# Connect, then read: a review waits for this GET, and the apiserver gives a webhook 10 s.
+GET_TIMEOUT: t.Final = (1.0, 2.0)
+
+
+def _identify(policies: PolicySet) -> t.Callable[[Json], Json]:
+    """The informer's transform: what the cache needs of an object (an LWS holds two pod
+    templates), its identity computed once per event rather than per review."""
+
+    def transform(obj: Json) -> Json:
+        meta = obj.get("metadata") or {}
+        keep = {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion") if k in meta}
+        return {"metadata": keep, "identity": _identity_of(obj, policies)}
+
+    return transform
+
+
+def _identity_of(obj: Json, policies: PolicySet) -> Identity | None:
+    try:
+        return identity(obj, policies)
+    except Exception:  # noqa: BLE001 - a bug in planning must not stop the watch
+        log.exception("cannot plan the PodGroups of %s", (obj.get("metadata") or {}).get("name"))
+        uid = (obj.get("metadata") or {}).get("uid")
+        return Identity(uid) if isinstance(uid, str) and uid else None  # groups unknown: not checked
+
+
+class IdentityWatch:
+    """List+watch of every membership kind into its :class:`IdentityCache`, started per process."""
+
+    def __init__(self, policies: t.Sequence[Policy], caches: t.Mapping[str, IdentityCache], planner: PolicySet,
+                 *, kubeconfig: Path | None = None, watch_timeout: int = 300) -> None:  # fmt: skip
+        self.policies = tuple(policies)
+        self.planner = planner  # the policy set the reconciler plans with
+        self.caches = caches
+        self.kubeconfig = kubeconfig
+        self.watch_timeout = watch_timeout
+        self.informers: list[Informer] = []
+        self.api: Api | None = None
+        self.failure: str | None = None
+
+    def start(self) -> IdentityWatch:
+        try:
+            api_client = connect(self.kubeconfig)
+            # No retries inside a call: a review's GET must end within the apiserver's webhook
+            # timeout (GET_TIMEOUT bounds one attempt), and the informers back off on their own.
+            api_client.configuration.retries = 0
+            self.api = api = Api(api_client)
+        except Exception as exc:  # noqa: BLE001 - no config, a bad one: unready, and why
+            log.error("cannot reach the Kubernetes API for the identity caches: %s", exc)
+            self.failure = f"no Kubernetes API client: {exc}"
+            return self
+        for policy in self.policies:
+            cache = self.caches[policy.name]
+            resource = Resource(policy.group, policy.versions[0], policy.resource, policy.kind)
+            cache.fetch = _getter(api, resource, self.planner)
+            if not _served(api, resource):
+                # No such objects can exist (their CRD is not installed), so none is missing:
+                # an empty cache is the truth, and the webhook must not stay unready for it.
+                log.warning("%s is not served: no %s pod can be stamped until the webhook restarts "
+                            "after its CRD is installed", resource, policy.kind)  # fmt: skip
+                cache.mark_synced()
+                continue
+            informer = Informer(api, resource, _feeder(cache), transform=_identify(self.planner),
+                                watch_timeout=self.watch_timeout)  # fmt: skip
+            # The cache is synced exactly when the informer has listed once.
+            informer.synced = cache.listed
+            self.informers.append(informer.start())
+        return self
+
+    def stop(self) -> None:
+        for informer in self.informers:
+            informer.stop()
+
+    def synced(self) -> bool:
+        return all(cache.synced for cache in self.caches.values())
+
+    def wait(self, timeout: float) -> bool:
+        """Whether every cache has listed once, waiting up to ``timeout`` seconds in all."""
+        return all(cache.listed.wait(timeout) for cache in self.caches.values())
+
+    def problems(self) -> list[str]:
+        """For ``/readyz``: the kinds not listed yet (a review of their pods would be refused)."""
+        unlisted = [
+            f"identity cache for {c.kind} has not listed yet" for c in self.caches.values() if not c.synced
+        ]
+        return [self.failure, *unlisted] if self.failure is not None else unlisted
+
+
+def _served(api: Api, resource: Resource) -> bool:
+    """Whether discovery lists ``resource``; an unreachable API counts as served (the
+    informer then retries, and readiness waits for it)."""
+    try:
+        served = api.discover(resource.group, resource.version)
+    except (ApiException, HTTPError, OSError, ValueError):
+        return True
+    return served is not None and resource.plural in served
+
+
+def _feeder(cache: IdentityCache) -> t.Callable[[Json | None, Json | None], None]:
+    def handle(old: Json | None, new: Json | None) -> None:
+        meta = (new if new is not None else old or {}).get("metadata") or {}
+        namespace, name = meta.get("namespace", ""), meta.get("name", "")
+        found = new.get("identity") if new is not None else None
+        if found is None:
+            cache.remove(namespace, name)
+        else:
+            cache.put(namespace, name, found)
+
+    return handle
+
+
+def _getter(api: Api, resource: Resource, planner: PolicySet) -> t.Callable[[str, str], Identity | None]:
+    def fetch(namespace: str, name: str) -> Identity | None:
+        try:
+            obj = api.call("GET", resource.path(namespace, name), timeout=GET_TIMEOUT)
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise IdentityUnavailable(
+                f"reading {resource.kind} {namespace}/{name} failed: HTTP {exc.status}"
+            ) from None
+        except (HTTPError, OSError, ValueError) as exc:
+            raise IdentityUnavailable(
+                f"reading {resource.kind} {namespace}/{name} failed: {type(exc).__name__}"
+            ) from None
+        if not isinstance(obj, dict):
+            return None
+        obj.setdefault("apiVersion", resource.api_version)
+        obj.setdefault("kind", resource.kind)
+        return _identity_of(obj, planner)
+
+    return fetch
+
+
+def watch_identities(
+    policies: PolicySet, *, kubeconfig: Path | None = None
+) -> tuple[PolicySet, IdentityWatch | None]:
+    """``policies`` with an identity cache on each membership policy, and the (unstarted)
+    watch that fills them; ``(policies, None)`` when no policy has ``membership``."""
+    members = membership_kinds(policies)
+    if not members:
+        return policies, None
+    caches = {p.name: IdentityCache(p.kind) for p in members}
+    return with_identities(policies, caches), IdentityWatch(members, caches, policies, kubeconfig=kubeconfig)
