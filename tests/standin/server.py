@@ -4,17 +4,23 @@ No kube-apiserver binary can be obtained on these machines, so wasp's reconciler
 against this process. It speaks the parts of the protocol the reconciler's resources need:
 
 * discovery: ``/api``, ``/api/v1``, ``/apis``, ``/apis/<group>``, ``/apis/<group>/<version>``;
-* per resource: list (``resourceVersion`` in the list metadata), ``watch=true`` streams
+  ``/version`` (``--server-version``);
+* per resource: list (``resourceVersion`` in the list metadata; ``labelSelector``; pages with
+  ``limit`` and ``continue``, 410 ``Expired`` for a token from before a compaction, see
+  tests/standin/listing.py), ``watch=true`` streams
   (newline-delimited JSON events over chunked HTTP/1.1, ``resourceVersion`` to resume,
   ``allowWatchBookmarks``, ``timeoutSeconds``; an ``ERROR`` event with a 410 ``Status`` when
   resuming from a compacted version), get, create (201; 409 ``AlreadyExists``), replace
   (409 ``Conflict`` on a stale ``resourceVersion``), merge / JSON / strategic-merge patch,
-  delete; Leases are an ordinary resource;
+  delete; Leases are an ordinary resource; ``dryRun=All`` on create checks and answers but
+  stores nothing; with ``--feature-gates Gate=false`` a create drops that gate's fields and
+  the gate's resources are not served (tests/standin/gates.py);
 * test controls under ``/standin/``: ``faults`` (POST a rule ``{"verb", "plural", "code",
   "count"}``; DELETE clears them), ``compact``, ``drop-watches``, ``stats`` (GET request counts by verb and
   resource), ``objects`` (GET a resource's objects).
 
-It does no authentication, admission, defaulting, validation or garbage collection.
+It does no authentication, admission, defaulting, validation (beyond a name) or garbage
+collection; webhook configurations, Services and EndpointSlices are stored, never acted on.
 Run it with ``python -m tests.standin [--port N] [--resource group/version/plural/Kind]...``;
 it prints ``listening on http://127.0.0.1:<port>`` once it accepts connections.
 """
@@ -37,12 +43,23 @@ class StandInServer(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 512
 
-    def __init__(self, port: int, store: Store, *, bookmark_interval: float, hidden: frozenset[str]) -> None:
+    def __init__(
+        self,
+        port: int,
+        store: Store,
+        *,
+        bookmark_interval: float,
+        hidden: frozenset[str],
+        version: str = "1.37",
+    ) -> None:
         # 127.0.0.1 only: the stand-in has no authentication at all.
         super().__init__(("127.0.0.1", port), Handler)
         self.store = store
         self.bookmark_interval = bookmark_interval
         self.hidden = hidden  # "group/version/plural" left out of discovery (startup-check tests)
+        major, _, minor = version.partition(".")
+        self.version = {"major": major, "minor": minor, "gitVersion": f"v{version}.0-standin",
+                        "platform": "linux/amd64"}  # fmt: skip
 
     def handle_error(self, request: t.Any, client_address: t.Any) -> None:
         import sys
@@ -103,6 +120,8 @@ class Handler(BaseHTTPRequestHandler):
             body = self._body() if method in ("POST", "PUT", "PATCH") else None
             if parts and parts[0] == "standin":
                 self._control(method, parts[1:], query, body)
+            elif method == "GET" and parts == ["version"]:
+                self._send(200, self.server.version)
             elif parts in (["healthz"], ["readyz"], ["livez"]):
                 self.send_response(200)
                 self.send_header("Content-Length", "2")
@@ -198,14 +217,29 @@ class Handler(BaseHTTPRequestHandler):
         if verb == "watch":
             self._watch(key, namespace, query)
         elif verb == "list":
-            items, rv = store.items(key, namespace)
+            try:
+                limit = int(query.get("limit") or 0)
+            except ValueError:
+                raise ApiError(400, "BadRequest", f"limit: not an integer: {query['limit']!r}") from None
+            items, rv, token, left = store.page(
+                key,
+                namespace,
+                limit=limit,
+                token=query.get("continue", ""),
+                labels=query.get("labelSelector", ""),
+            )
             r = store.resources[key]
+            list_meta: Json = {"resourceVersion": str(rv)}
+            if token:
+                list_meta.update({"continue": token, "remainingItemCount": left})
             self._send(200, {"kind": f"{r.kind}List", "apiVersion": r.api_version,
-                             "metadata": {"resourceVersion": str(rv)}, "items": items})  # fmt: skip
+                             "metadata": list_meta, "items": items})  # fmt: skip
         elif verb == "get":
             self._send(200, store.get(key, ns, t.cast(str, name)))
         elif verb == "create":
-            self._send(201, store.create(key, ns, body or {}))
+            if query.get("dryRun") not in (None, "All"):
+                raise ApiError(400, "BadRequest", f"dryRun: unsupported value {query['dryRun']!r} (only All)")
+            self._send(201, store.create(key, ns, body or {}, dry_run="dryRun" in query))
         elif verb == "update":
             self._send(200, store.replace(key, ns, t.cast(str, name), body or {}))
         elif verb == "patch":

@@ -20,6 +20,8 @@ from datetime import UTC, datetime
 
 import jsonpatch
 
+from tests.standin import gates, listing
+
 Json = dict[str, t.Any]
 
 
@@ -37,9 +39,9 @@ class Resource:
 
     @classmethod
     def parse(cls, spec: str) -> Resource:
-        """``group/version/plural/Kind`` (``/v1/pods/Pod`` for the core group)."""
-        group, version, plural, kind = spec.split("/")
-        return cls(group, version, plural, kind)
+        """``group/version/plural/Kind[/cluster]`` (``/v1/pods/Pod`` for the core group)."""
+        group, version, plural, kind, *scope = spec.split("/")
+        return cls(group, version, plural, kind, namespaced=scope != ["cluster"])
 
 
 BUILTIN: t.Final = (
@@ -50,16 +52,24 @@ BUILTIN: t.Final = (
     Resource("scheduling.k8s.io", "v1beta1", "workloads", "Workload"),
     Resource("scheduling.k8s.io", "v1beta1", "podgroups", "PodGroup"),
     Resource("scheduling.k8s.io", "v1alpha3", "compositepodgroups", "CompositePodGroup"),
-)
+    # What `wasp audit` and `wasp doctor` read besides the above.
+    Resource("batch", "v1", "jobs", "Job"),
+    Resource("", "v1", "services", "Service"),
+    Resource("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice"),
+    Resource("admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations",
+             "ValidatingWebhookConfiguration", namespaced=False),
+    Resource("admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations",
+             "MutatingWebhookConfiguration", namespaced=False),
+)  # fmt: skip
 
 
 class ApiError(Exception):
-    def __init__(self, code: int, reason: str, message: str) -> None:
+    def __init__(self, code: int, reason: str, message: str, metadata: Json | None = None) -> None:
         super().__init__(message)
-        self.code, self.reason, self.message = code, reason, message
+        self.code, self.reason, self.message, self.metadata = code, reason, message, metadata or {}
 
     def status(self) -> Json:
-        return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        return {"kind": "Status", "apiVersion": "v1", "metadata": self.metadata, "status": "Failure",
                 "message": self.message, "reason": self.reason, "code": self.code}  # fmt: skip
 
 
@@ -83,7 +93,14 @@ class Faults:
 
 
 class Store:
-    def __init__(self, resources: t.Iterable[Resource], log_size: int = 200_000) -> None:
+    def __init__(
+        self,
+        resources: t.Iterable[Resource],
+        log_size: int = 200_000,
+        gates_off: frozenset[str] = frozenset(),
+    ) -> None:
+        self.gates_off = gates_off  # feature gates turned off: their fields are dropped on create
+        self.compactions = 0  # continue tokens issued before the last compaction are expired
         self.resources = {r.api_version + "/" + r.plural: r for r in resources}
         self.objects: dict[str, dict[tuple[str, str], Json]] = {key: {} for key in self.resources}
         self.logs: dict[str, deque[tuple[int, str, Json]]] = {
@@ -111,9 +128,11 @@ class Store:
         self.rv += 1
         obj["metadata"]["resourceVersion"] = str(self.rv)
 
-    def create(self, key: str, namespace: str, body: Json) -> Json:
+    def create(self, key: str, namespace: str, body: Json, *, dry_run: bool = False) -> Json:
+        """Store ``body``; ``dry_run`` (``dryRun=All``): the same checks and answer, nothing stored."""
         resource = self.resources[key]
         obj = copy.deepcopy(body)
+        gates.drop_disabled(resource.kind, obj, self.gates_off)
         meta = obj.setdefault("metadata", {})
         if not meta.get("name"):
             if not meta.get("generateName"):
@@ -131,6 +150,8 @@ class Store:
             meta["uid"] = str(uuid.uuid4())
             meta["creationTimestamp"] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
             meta["generation"] = 1
+            if dry_run:
+                return obj
             self._stamp(obj)
             self.objects[key][ident] = obj
             self._record(key, "ADDED", obj)
@@ -194,9 +215,44 @@ class Store:
             found = [o for (ns, _), o in self.objects[key].items() if namespace is None or ns == namespace]
             return found, self.rv
 
+    def page(
+        self, key: str, namespace: str | None, *, limit: int, token: str, labels: str
+    ) -> tuple[list[Json], int, str, int]:
+        """(items, resourceVersion, continue token or "", items left) of one page of a list."""
+        try:
+            match = listing.selector(labels)
+            rv, epoch, start = listing.decode(token) if token else (self.rv, self.compactions, ("", ""))
+        except ValueError as exc:
+            raise ApiError(400, "BadRequest", str(exc)) from None
+        with self.cond:
+            if token and epoch < self.compactions:
+                # As kube-apiserver does: the Status carries a token to go on with, at the
+                # current resourceVersion (the list is then no longer one consistent snapshot).
+                raise ApiError(
+                    410, "Expired",
+                    "The provided continue parameter is too old to display a consistent list result. You can start "
+                    "a new list without the continue parameter, or use the continue token in this response to "
+                    "retrieve the remainder of the results. Continuing with the provided token results in an "
+                    "inconsistent list - objects that were created, modified, or deleted between the time the first "
+                    "chunk was returned and now may show up in the list.",
+                    {"continue": listing.encode(self.rv, self.compactions, start)},
+                )  # fmt: skip
+            objects = self.objects[key]
+            keys = sorted(
+                k for k in objects if (namespace is None or k[0] == namespace) and (not token or k > start)
+            )
+            found: list[Json] = []
+            for i, k in enumerate(keys):
+                if limit and len(found) == limit:
+                    return found, rv, listing.encode(rv, epoch, keys[i - 1]), len(keys) - i
+                if match(listing.labels_of(objects[k])):
+                    found.append(objects[k])
+            return found, rv, "", 0
+
     def compact(self) -> None:
         """Forget the watch history, as etcd compaction does: resumes from older rvs get 410."""
         with self.cond:
+            self.compactions += 1
             for key in self.logs:
                 self.logs[key].clear()
                 self.horizon[key] = self.rv

@@ -19,7 +19,7 @@ from webhook.certs.pem import load_certs, load_key, spki, utc
 if t.TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["is_valid", "not_after", "problems"]
+__all__ = ["is_valid", "issued_by", "not_after", "problems"]
 
 
 def _validity(cert: x509.Certificate, label: str, now: datetime, lookahead: timedelta) -> list[str]:
@@ -54,7 +54,8 @@ def _covers(sans: list[x509.GeneralName], host: str) -> bool:
     return False
 
 
-def _issued_by(cert: x509.Certificate, ca: x509.Certificate) -> bool:
+def issued_by(cert: x509.Certificate, ca: x509.Certificate) -> bool:
+    """Whether ``ca`` signed ``cert`` (any failure to verify, whatever its kind, is a no)."""
     try:
         cert.verify_directly_issued_by(ca)
     except (ValueError, TypeError, InvalidSignature, UnsupportedAlgorithm):
@@ -102,7 +103,7 @@ def problems(
         except ValueError as exc:
             found.append(str(exc))
         else:
-            issuer = next((ca for ca in cas if _issued_by(cert, ca)), None)
+            issuer = next((ca for ca in cas if issued_by(cert, ca)), None)
             if issuer is None:
                 found.append(f"{cert_label}: not signed by the {ca_label}; re-issue it or pass its CA")
             else:

@@ -1,0 +1,279 @@
+"""``wasp audit``: what is in the cluster now, judged as the webhook and the reconciler would.
+
+Read-only. The judgements are pure (:mod:`webhook.governed.audit`,
+:mod:`webhook.governed.foreign_gangs`); this module reads the cluster and feeds them.
+
+Memory: the audit goes namespace by namespace (every join is within a namespace). In each,
+the Workloads, PodGroups and CompositePodGroups are read page by page into the reconciler's
+own index (:class:`webhook.reconciler.world.World`), slimmed to what discovery reads (no
+status, annotations or managedFields); pods are read page by page and only counted (pods
+without a ``schedulingGroup`` per controller, members per foreign gang); then governed
+objects are read page by page and judged one at a time. What is held is one page, plus the
+slim index of one namespace's scheduling objects and its foreign-gang counters; it does not
+grow with the number of namespaces or of governed objects or pods.
+
+Exit codes: 0 no error finding (warnings too with ``--strict``), 1 findings, 2 the cluster
+cannot be read (configuration, connection, permissions, a bad selector).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import typing as t
+from pathlib import Path
+
+import click
+
+from webhook.cli.audit_output import FORMATS, AuditReporter, Summary
+from webhook.cli.cluster import Cluster, Unusable, default_namespace, open_cluster, unusable
+from webhook.cli.validate import load_policy_set, with_policy_options
+from webhook.governed import foreign_gangs
+from webhook.governed.audit import (
+    KINDS,
+    Finding,
+    judge,
+    judge_orphan,
+    judge_pod,
+    judge_scheduling_object,
+    object_ref,
+)
+from webhook.policy import PolicySet
+from webhook.reconciler.api import BY_KIND, PODS, Resource
+from webhook.reconciler.world import World, slim_pod
+
+__all__ = ["audit", "policies_from", "slim"]
+
+Json = dict[str, t.Any]
+NAMESPACES: t.Final = Resource("", "v1", "namespaces", "Namespace")
+# (system, gang name) -> [the ForeignGang, member pods, members that also name a native PodGroup]
+Tally = dict[tuple[str, str], list[t.Any]]
+
+
+_META: t.Final = ("name", "namespace", "uid", "resourceVersion", "labels", "ownerReferences")
+# A group's plan reads only these; a Workload's whole spec is kept (a delegated child's
+# PodGroup is built from its parent's templates).
+_GROUP_SPEC: t.Final = ("workloadRef", "schedulingPolicy", "parentCompositePodGroupName")
+
+
+def slim(obj: Json) -> Json:
+    """What discovery and the plan read of a scheduling object (see the module docstring)."""
+    m = obj.get("metadata") or {}
+    spec = obj.get("spec")
+    if obj.get("kind") != "Workload" and isinstance(spec, dict):
+        spec = {k: spec[k] for k in _GROUP_SPEC if k in spec}
+    return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"),
+            "metadata": {k: m[k] for k in _META if k in m}, "spec": spec}  # fmt: skip
+
+
+class Progress:
+    """A one-line counter on stderr, only on a terminal and never in CI."""
+
+    def __init__(self, enabled: bool | None) -> None:
+        if enabled is None:
+            enabled = sys.stderr.isatty() and not os.environ.get("CI")
+        self.enabled = enabled
+
+    def show(self, text: str) -> None:
+        if self.enabled:
+            sys.stderr.write(f"\r\033[K{text}")
+            sys.stderr.flush()
+
+    def done(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+
+
+class Audit:
+    def __init__(self, cluster: Cluster, policies: PolicySet, reporter: AuditReporter, selector: str,
+                 progress: Progress) -> None:  # fmt: skip
+        self.cluster, self.policies, self.reporter = cluster, policies, reporter
+        self.selector, self.progress = selector, progress
+        self.summary = Summary()
+        self.kinds = [(kind, BY_KIND[kind]) for kind in KINDS if cluster.serves(BY_KIND[kind])]
+        self.was = {k for k, _ in self.kinds} >= {"Workload", "PodGroup"}
+        self.summary.not_served += [str(BY_KIND[k]) for k in KINDS if k not in dict(self.kinds)]
+        self.foreign: list[tuple[foreign_gangs.System, Resource]] = []
+        for system, spec in foreign_gangs.SYSTEMS.items():
+            if spec is not None and cluster.serves(Resource(*spec)):
+                self.foreign.append((system, Resource(*spec)))
+        self.governed: list[Resource] = []
+        for policy in policies.policies:
+            resource = Resource(policy.group, policy.versions[0], policy.resource, policy.kind)
+            if cluster.serves(resource):
+                self.governed.append(resource)
+            else:
+                self.summary.not_served.append(str(resource))
+
+    def emit(self, ref: Json, found: t.Sequence[Finding]) -> None:
+        for f in found:
+            self.summary.findings[f.severity] += 1
+        self.reporter.object(ref, found)
+
+    def namespace(self, ns: str, index: int, total: int) -> None:
+        world = World()
+        s = self.summary
+
+        def tick(what: str) -> None:
+            done = int(20 * (index - 1) / total)  # by namespace: the only total known before listing
+            bar = "#" * done + "." * (20 - done)
+            self.progress.show(
+                f"[{bar}] wasp audit: namespace {ns} ({index}/{total}): {what}; {s.objects} governed objects"
+            )
+
+        for kind, resource in self.kinds:
+            for page in self.cluster.pages(resource, ns):
+                for obj in page:
+                    s.scheduling_objects += 1
+                    self.emit(object_ref(obj), judge_scheduling_object(obj, self.policies))
+                    world.scheduling_changed(kind, None, slim(obj))
+                tick(f"{s.scheduling_objects} scheduling objects")
+        gangs: Tally = {}
+        for system, resource in self.foreign:
+            for page in self.cluster.pages(resource, ns, selector=self.selector):
+                for obj in page:
+                    gang = foreign_gangs.from_pod_group(system, obj)
+                    gangs[(system, gang.name)] = [gang, 0, 0]
+        pod_groups = world.objects["PodGroup"]
+        for page in self.cluster.pages(PODS, ns):
+            for pod in page:
+                s.pods += 1
+                world.pod_changed(None, slim_pod(pod))
+                found = judge_pod(pod, lambda n, name: (n, name) in pod_groups)
+                if found:
+                    self.emit(object_ref(pod), found)
+                self._count_members(pod, ns, gangs)
+            tick(f"{s.pods} pods")
+        for gang, members, native in gangs.values():
+            self._foreign(gang, members, native)
+        seen: set[str] = set()  # governed uids of the namespace, for the orphans
+        for resource in self.governed:
+            for page in self.cluster.pages(resource, ns, selector=self.selector):
+                for obj in page:
+                    s.objects += 1
+                    seen.add(str((obj.get("metadata") or {}).get("uid", "")))
+                    found = judge(obj, self.policies, world.observe(obj), groups=self.was)
+                    self.emit(object_ref(obj), found)
+                tick(f"{resource.plural}")
+        if not self.selector:  # with a selector, unselected owners would look like none
+            for objects in world.objects.values():
+                for obj in objects.values():
+                    if found := judge_orphan(obj, seen):
+                        self.emit(object_ref(obj), found)
+        s.namespaces += 1
+        self.reporter.namespace_done(ns)
+
+    @staticmethod
+    def _count_members(pod: Json, ns: str, gangs: Tally) -> None:
+        spec = pod.get("spec") or {}
+        stamped = bool(isinstance(spec, dict) and spec.get("schedulingGroup"))
+        for system, name in foreign_gangs.memberships(pod):
+            entry = gangs.get((system, name))
+            if entry is None and system == "kueue":
+                annotations = (pod.get("metadata") or {}).get("annotations") or {}
+                total = annotations.get(foreign_gangs.KUEUE_TOTAL_COUNT)
+                entry = gangs[(system, name)] = [foreign_gangs.from_kueue(ns, name, total), 0, 0]
+            if (
+                entry is not None
+            ):  # a member of a Volcano/coscheduling group with no object: nothing to translate
+                entry[1] += 1
+                entry[2] += stamped
+
+    def _foreign(self, gang: foreign_gangs.ForeignGang, members: int, native: int) -> None:
+        self.summary.foreign_gangs += 1
+        kind = "PodGroup" if gang.system != "kueue" else "KueuePodGroup"
+        api_version = gang.source.split()[0] if gang.system != "kueue" else "kueue.x-k8s.io"
+        ref = {"apiVersion": api_version, "kind": kind, "namespace": gang.namespace, "name": gang.name}
+        policy = gang.native["schedulingPolicy"]
+        equivalent = f"gang.minCount {policy['gang']['minCount']}" if "gang" in policy else "basic (no gang)"
+        message = f"{gang.system} gang of {members} pods; native equivalent: schedulingPolicy {equivalent}"
+        if gang.untranslated:
+            message += f"; no native equivalent for {', '.join(sorted(gang.untranslated))}"
+        detail = {**gang.to_json(), "pods": members, "podsInNativeGroups": native}
+        found = [Finding("ForeignGang", "info", ref, "", message, detail=detail)]
+        if native:
+            found.append(Finding("BothGangs", "warning", ref, "",
+                                 f"{native} of its {members} pods also name a native PodGroup (spec.schedulingGroup): "
+                                 f"both gangs apply to them; keep one", detail={"pods": members, "podsInNativeGroups": native}))  # fmt: skip
+        self.emit(ref, found)
+
+
+def policies_from(options: dict[str, t.Any]) -> PolicySet:
+    """The policy set of the shared policy options (webhook/cli/validate.py's)."""
+    return load_policy_set(
+        options["policies"], options["policy_only"], options["feature_gates"], options.get("integrations", ())
+    )
+
+
+def _namespaces(cluster: Cluster) -> t.Iterator[str]:
+    for page in cluster.pages(NAMESPACES):
+        for ns in page:
+            yield str((ns.get("metadata") or {}).get("name", ""))
+
+
+@click.command()
+@click.option(
+    "--kubeconfig",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="Kubeconfig file. Default: in-cluster configuration, then $KUBECONFIG (or ~/.kube/config).",
+)
+@click.option(
+    "-n", "--namespace", default=None, help="Namespace to audit.  [default: the context's, else default]"
+)
+@click.option("-A", "--all-namespaces", is_flag=True, help="Audit every namespace.")
+@click.option(
+    "-l", "--selector", default="", help="Label selector for governed objects and foreign PodGroups."
+)
+@click.option("-o", "--output", type=click.Choice(sorted(FORMATS)), default="text", show_default=True)
+@with_policy_options
+@click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
+@click.option(
+    "--chunk-size",
+    type=click.IntRange(1, 10_000),
+    default=500,
+    show_default=True,
+    help="Objects per list page: the most of one kind held at a time.",
+)
+@click.option("--progress/--no-progress", default=None,
+              help="A progress line on stderr.  [default: on a terminal, not in CI]")  # fmt: skip
+def audit(kubeconfig: Path | None, namespace: str | None, all_namespaces: bool, selector: str, output: str,
+          strict: bool, chunk_size: int, progress: bool | None, **policy_options: t.Any) -> None:  # fmt: skip
+    """Audit what is in the cluster: governed objects, their scheduling objects, foreign gangs.
+
+    Every governed object is validated as the webhook would admit it (as a CREATE), and its
+    Workload, PodGroups and CompositePodGroups are compared with what wasp would compile
+    (missing, extra, minCount drift, owned by someone else, several matches); pods naming a
+    PodGroup that does not exist are listed; Volcano, scheduler-plugins and Kueue gangs are
+    listed with their native equivalent. Read-only.
+
+    Exit codes: 0 no error finding, 1 findings (warnings too with --strict), 2 the cluster
+    cannot be read.
+    """
+    if namespace and all_namespaces:
+        raise click.UsageError("give either -n/--namespace or -A/--all-namespaces")
+    policy_set = policies_from(policy_options)
+    cluster = open_cluster(kubeconfig, chunk_size)
+    reporter = FORMATS[output](sys.stdout)
+    meter = Progress(progress)
+    try:
+        run = Audit(cluster, policy_set, reporter, selector, meter)
+    except Exception as exc:
+        raise Unusable(unusable(exc)) from None
+    reporter.start()
+    try:
+        # -A: the names first (one string each), so the progress line knows the total.
+        names = list(_namespaces(cluster)) if all_namespaces else [namespace or default_namespace(kubeconfig)]
+        for i, ns in enumerate(names, 1):
+            run.namespace(ns, i, len(names))
+    except Exception as exc:  # the cluster failed (or wasp did): a reason to stop, never a finding
+        meter.done()
+        run.summary.inconsistent_lists = cluster.inconsistent
+        reporter.finish(run.summary, 2)
+        raise Unusable(unusable(exc)) from None
+    meter.done()
+    run.summary.inconsistent_lists = cluster.inconsistent
+    code = run.summary.exit_code(strict)
+    reporter.finish(run.summary, code)
+    sys.exit(code)
