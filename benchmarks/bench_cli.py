@@ -13,6 +13,12 @@ memory, from the child's rusage:
 * ``kubernetes-validate -k 1.37.0 --strict`` on a subset (it manages ~65 manifests/s, so the
   whole corpus would take minutes), its rate extrapolated, and on the one-manifest file.
 
+The commands are run in rounds, each once per round, kubernetes-validate in the same rounds,
+so that a burst of other load slows all of them alike, after one untimed run of each that
+writes the bytecode an installed package has (``PYTHONDONTWRITEBYTECODE`` is dropped). Ratios are given by wall time and by
+CPU time (user + sys), which the load of other processes disturbs less; the load average is
+printed at the start and the end.
+
 Manifests are ~54-line Jobs with full ``spec.scheduling`` blocks, 2% invalid.
 
 Run:  python benchmarks/bench_cli.py [--runs 5] [--kv-manifests 200]
@@ -28,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import typing as t
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -110,10 +117,16 @@ def write_layout(root: Path, files: int, docs: int) -> int:
     return files * docs
 
 
+# Bytecode is written (an installed wasp has it: pip compiles on install). With
+# PYTHONDONTWRITEBYTECODE set, every module edited since its .pyc was written would be compiled
+# again in every timed run: 15 ms of a one-manifest run in a work tree under development.
+_ENV: t.Final = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def timed(cmd: list[str]) -> tuple[float, int, int, float]:
     """Wall time, exit code, peak RSS (KiB) and CPU seconds (the process and its workers) of one run."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_ENV)
     _, status, usage = os.wait4(proc.pid, 0)
     elapsed = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
@@ -128,20 +141,39 @@ class Timing:
     rss: int  # KiB, the largest
 
 
-def median_run(cmd: list[str], runs: int) -> Timing:
-    results = []
+def median_runs(cmds: list[list[str]], runs: int) -> list[Timing]:
+    """Each command ``runs`` times, taken in turn (a burst of other load hits them all alike),
+    after one untimed run of each (bytecode written, files in the page cache)."""
+    for cmd in cmds:
+        timed(cmd)
+    results: list[list[tuple[float, int, float]]] = [[] for _ in cmds]
     for _ in range(runs):
-        elapsed, rc, rss, cpu = timed(cmd)
-        if rc not in (0, 1):
-            sys.exit(f"{' '.join(cmd)} failed with exit code {rc}")
-        results.append((elapsed, rss, cpu))
-    walls = [r[0] for r in results]
-    return Timing(
-        statistics.median(walls),
-        min(walls),
-        statistics.median(r[2] for r in results),
-        max(r[1] for r in results),
-    )
+        for cmd, out in zip(cmds, results, strict=True):
+            elapsed, rc, rss, cpu = timed(cmd)
+            if rc not in (0, 1):
+                sys.exit(f"{' '.join(cmd)} failed with exit code {rc}")
+            out.append((elapsed, rss, cpu))
+    timings = []
+    for out in results:
+        walls = [r[0] for r in out]
+        timings.append(
+            Timing(
+                statistics.median(walls),
+                min(walls),
+                statistics.median(r[2] for r in out),
+                max(r[1] for r in out),
+            )
+        )
+    return timings
+
+
+def median_run(cmd: list[str], runs: int) -> Timing:
+    return median_runs([cmd], runs)[0]
+
+
+def load() -> str:
+    """The 1/5/15-minute load averages: a benchmark on a loaded machine says so."""
+    return "load average " + ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def main() -> None:
@@ -158,7 +190,7 @@ def main() -> None:
     if wasp is None:
         sys.exit("wasp is not installed (pip install -e .)")
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    print(f"{cpus} CPUs; medians of {args.runs} runs; Job manifests of ~54 lines, 2% invalid")
+    print(f"{cpus} CPUs; medians of {args.runs} runs; Job manifests of ~54 lines, 2% invalid; {load()}")
 
     with tempfile.TemporaryDirectory(prefix="wasp-bench-") as tmp:
         root = Path(tmp)
@@ -168,40 +200,45 @@ def main() -> None:
             ("2,000 manifests in 1 file", "c1", 1, 2000),
             ("1 manifest in 1 file", "one", 1, 1),
         ]
-        kv_rate = None
-        if kv is not None:
+        sizes = [write_layout(root / name, files, docs) for _, name, files, docs in layouts]
+        cmds = [[wasp, "validate", "--summary", str(root / name)] for _, name, _, _ in layouts]
+        kv_n = 0
+        if kv is not None:  # in the same rounds as wasp: a burst of load slows both alike
             subset = root / "kv"
-            n = write_layout(subset, max(1, args.kv_manifests // 100), min(100, args.kv_manifests))
-            elapsed, _, _, _ = timed(
-                [kv, "-k", "1.37.0", "--strict", "--quiet", *map(str, sorted(subset.iterdir()))]
-            )
-            kv_rate = n / elapsed
+            kv_n = write_layout(subset, max(1, args.kv_manifests // 100), min(100, args.kv_manifests))
+            kv_cmd = [kv, "-k", "1.37.0", "--strict", "--quiet"]
+            cmds.append([*kv_cmd, *map(str, sorted(subset.iterdir()))])
+            cmds.append([*kv_cmd, *map(str, (root / "one").iterdir())])
+        timings = median_runs(cmds, args.runs)
+        kv_rate = kv_cpu = kv_one = None
+        if kv is not None:
+            kv_run, kv_one = timings[-2], timings[-1]
+            kv_rate, kv_cpu = kv_n / kv_run.median, kv_run.cpu / kv_n
             print(
-                f"kubernetes-validate --strict: {n} manifests in {elapsed:.2f} s = {kv_rate:,.0f} manifests/s"
+                f"kubernetes-validate --strict: {kv_n} manifests in {kv_run.median:.2f} s = "
+                f"{kv_rate:,.0f} manifests/s, {kv_cpu * 1e3:.1f} ms CPU per manifest"
             )
         print()
         print(
-            "| what | wasp validate: median (best) | manifests/s: median (best) | CPU | kubernetes-validate --strict | ratio (median) |"
+            "| what | wasp validate: median (best) | manifests/s: median (best) | CPU (per manifest) "
+            "| kubernetes-validate --strict | ratio: wall (CPU) |"
         )
         print("| --- | --- | --- | --- | --- | --- |")
-        for label, name, files, docs in layouts:
-            n = write_layout(root / name, files, docs)
-            run = median_run([wasp, "validate", "--summary", str(root / name)], args.runs)
+        for (label, _, _, _), n, run in zip(layouts, sizes, timings[: len(layouts)], strict=True):
             wall = f"{run.median * 1000:.0f} ms ({run.best * 1000:.0f} ms)"
-            cpu = f"{run.cpu * 1000:.0f} ms"
             if n == 1:
-                kv_cell, ratio = "-", "-"
-                if kv is not None:
-                    kv_one = median_run(
-                        [kv, "-k", "1.37.0", "--strict", "--quiet", *map(str, (root / name).iterdir())],
-                        args.runs,
-                    ).median
-                    kv_cell, ratio = f"{kv_one * 1000:.0f} ms", f"{kv_one / run.median:.1f}x"
-                print(f"| {label} | {wall} | - | {cpu} | {kv_cell} | {ratio} |")
+                kv_cell = ratio = "-"
+                if kv_one is not None:
+                    kv_cell = f"{kv_one.median * 1000:.0f} ms (CPU {kv_one.cpu * 1000:.0f} ms)"
+                    ratio = f"{kv_one.median / run.median:.1f}x ({kv_one.cpu / run.cpu:.1f}x)"
+                print(f"| {label} | {wall} | - | {run.cpu * 1000:.0f} ms | {kv_cell} | {ratio} |")
                 continue
             rates = f"{n / run.median:,.0f} ({n / run.best:,.0f})"
-            kv_cell = f"~{kv_rate:,.0f}/s (extrapolated: {n / kv_rate:,.0f} s)" if kv_rate else "-"
-            ratio = f"{n / run.median / kv_rate:,.0f}x" if kv_rate else "-"
+            cpu = f"{run.cpu * 1000:.0f} ms ({run.cpu / n * 1e6:.0f} µs)"
+            kv_cell = ratio = "-"
+            if kv_rate is not None and kv_cpu is not None:
+                kv_cell = f"~{kv_rate:,.0f}/s (extrapolated: {n / kv_rate:,.0f} s)"
+                ratio = f"{n / run.median / kv_rate:,.0f}x ({kv_cpu * n / run.cpu:,.0f}x)"
             print(f"| {label} | {wall} | {rates} | {cpu} | {kv_cell} | {ratio} |")
 
         print()
@@ -214,6 +251,8 @@ def main() -> None:
                 rss = median_run([wasp, "validate", "-o", fmt, "-j", "1", str(root / name)], 1).rss
                 cells.append(f"{rss / 1024:.0f} MiB")
             print(f"| -o {fmt}, one process | {cells[0]} | {cells[1]} |")
+        print()
+        print(f"at the end: {load()}")
 
 
 if __name__ == "__main__":

@@ -98,6 +98,8 @@ def test_composite_tree_compiles_to_composite_pod_groups(run: Runner) -> None:
         "compile",
         "--uid",
         "u",
+        "--feature-gates",
+        "CompositePodGroup=true",
         "--policies",
         EXAMPLES / "rolebased" / "policy.yaml",
         EXAMPLES / "rolebased" / "inferenceservice.yaml",

@@ -259,3 +259,17 @@ def test_golden_case_in_process(case: t.Any, run: t.Callable[..., Run]) -> None:
     if case.expected_warning_count is not None:
         assert len(record["warnings"]) == case.expected_warning_count
     assert result.code == (0 if case.valid else 1)
+
+
+def test_a_reader_that_leaves_early_stops_wasp_quietly(wasp_bin: str, write: Writer) -> None:
+    # `wasp validate ... | head -1`: the pipe closes under wasp, which stops without a traceback
+    # or an "internal error" line, with the status a shell gives a writer killed by SIGPIPE.
+    many = write("many.yaml", text=dump(*(job(f"j{i}", min_count=9) for i in range(2000))))
+    with subprocess.Popen(
+        [wasp_bin, "validate", many], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    ) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        proc.stdout.readline()
+        proc.stdout.close()  # the reader leaves
+        err = proc.stderr.read().decode()
+        assert (proc.wait(timeout=60), err) == (141, "")

@@ -210,6 +210,7 @@ def test_summary_prints_only_the_summary(run: Runner, write: Writer) -> None:
         "summary": {
             "valid": 1,
             "invalid": 1,
+            "warned": 0,
             "skipped": 0,
             "errors": 0,
             "warnings": 0,

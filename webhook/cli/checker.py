@@ -76,7 +76,9 @@ class Record:
 
     ``document`` is ``None`` when the whole source failed (unreadable); ``item`` is the
     index inside a ``*List`` document. ``reason`` explains an ``error`` or ``skipped`` status.
-    ``updated`` is true when an ``--old`` object was paired with this one.
+    ``updated`` is true when an ``--old`` object was paired with this one. ``warned``: the
+    object is invalid under a policy in warn mode, so the webhook admits it and its
+    ``errors`` are warnings (status ``warning`` in the outputs).
     """
 
     file: str
@@ -94,6 +96,7 @@ class Record:
     updated: bool = False
     input_error: bool = False  # the source could not be read or parsed (also said on stderr)
     seconds: float = 0.0  # time spent judging (JUnit ``time``)
+    warned: bool = False
 
     @property
     def unreadable(self) -> bool:
@@ -109,6 +112,11 @@ class Record:
         return None
 
     @property
+    def verdict(self) -> str:
+        """The status the outputs show: the status's word, or ``warning`` for a warned object."""
+        return "warning" if self.warned else self.status.value
+
+    @property
     def title(self) -> str:
         """``Kind ns/name`` as kubectl prints an object."""
         name = self.name or "<unnamed>"
@@ -118,10 +126,12 @@ class Record:
 
 @dataclass(slots=True)
 class Summary:
-    """Counts per status over the objects (documents); ``unreadable`` counts sources instead."""
+    """Counts per status over the objects (documents); ``unreadable`` counts sources instead.
+    A warned object's field errors count as warnings, so ``--strict`` applies to them."""
 
     valid: int = 0
     invalid: int = 0
+    warned: int = 0
     skipped: int = 0
     errors: int = 0
     warnings: int = 0
@@ -132,12 +142,16 @@ class Summary:
         if record.unreadable:
             self.unreadable += 1
             return
+        if record.warned:
+            self.warned += 1
+            self.warnings += len(record.errors) + len(record.warnings)
+            return
         setattr(self, _COUNTER[record.status], getattr(self, _COUNTER[record.status]) + 1)
         self.warnings += len(record.warnings)
 
     @property
     def objects(self) -> int:
-        return self.valid + self.invalid + self.skipped + self.errors
+        return self.valid + self.invalid + self.warned + self.skipped + self.errors
 
     @property
     def files(self) -> int:
@@ -242,6 +256,7 @@ def _judge(check: Check, doc: Document, old_local: t.Mapping[Identity, object]) 
         updated=old is not None and status in (Status.VALID, Status.INVALID),
         input_error=doc.problem is not None,
         seconds=time.perf_counter() - started,
+        warned=result.warned,
     )
 
 

@@ -13,7 +13,7 @@ import re
 import typing as t
 from dataclasses import dataclass, field
 
-__all__ = ["JsonPos", "JsonText", "duplicate_key"]
+__all__ = ["JsonItem", "JsonPos", "JsonText", "duplicate_key"]
 
 _WS = re.compile(r"[ \t\n\r]*")
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?")
@@ -125,6 +125,17 @@ class JsonText:
             if isinstance(member, tuple) and member[0] == segment:
                 return member[2], member[1]
         return None
+
+
+class JsonItem(JsonText):
+    """An item of a JSON ``*List``: the same text, positions rooted at the item."""
+
+    def __init__(self, text: str, pos: JsonPos) -> None:
+        super().__init__(text)
+        self._item = pos
+
+    def root(self) -> JsonPos | None:
+        return self._item
 
 
 def duplicate_key(doc: JsonText) -> tuple[str, int, int] | None:

@@ -24,8 +24,12 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from webhook.cli.constructor import DuplicateKeyError, YamlLoader
-from webhook.cli.jsonpos import JsonPos, JsonText, duplicate_key
 from webhook.vocab.field import FieldPath, Key
+
+if t.TYPE_CHECKING:  # JSON positions are imported when a JSON source is read (1.5 ms otherwise)
+    from webhook.cli.jsonpos import JsonPos, JsonText
+
+    _Located = tuple[Node, int] | tuple[JsonPos, int]
 
 __all__ = [
     "STDIN",
@@ -170,7 +174,9 @@ def read_source(source: str, stdin: t.BinaryIO | None = None) -> str:
         if source == STDIN:
             data = stdin.read() if stdin is not None else b""
         else:
-            data = Path(source).read_bytes()
+            # Unbuffered: one read of the whole file, 6 us per small file against 10 for Path.read_bytes.
+            with open(source, "rb", buffering=0) as file:
+                data = file.read()
     except OSError as exc:
         raise LoadError(display_name(source), f"cannot read: {exc.strerror or exc}") from exc
     try:
@@ -197,21 +203,12 @@ def _expand(
 
 
 def _rebase(root: Node | JsonText | None, child: Node | JsonPos) -> Node | JsonText | None:
-    if isinstance(child, JsonPos):
-        assert isinstance(root, JsonText)
-        return _JsonItem(root.text, child)
-    return child
+    if isinstance(child, Node):
+        return child
+    from webhook.cli.jsonpos import JsonItem, JsonText
 
-
-class _JsonItem(JsonText):
-    """An item of a JSON ``*List``: the same text, positions rooted at the item."""
-
-    def __init__(self, text: str, pos: JsonPos) -> None:
-        super().__init__(text)
-        self._item = pos
-
-    def root(self) -> JsonPos | None:
-        return self._item
+    assert isinstance(root, JsonText)
+    return JsonItem(root.text, child)
 
 
 def _no_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
@@ -226,6 +223,8 @@ class _JsonDuplicate(Exception):
 
 
 def _parse_json(source: str, text: str) -> t.Iterator[Document]:
+    from webhook.cli.jsonpos import JsonText, duplicate_key
+
     if not text.strip():
         return
     doc = JsonText(text)
@@ -313,32 +312,31 @@ def load_source(source: str, stdin: t.BinaryIO | None = None) -> t.Iterator[Docu
     return parse_text(source, text, json_format=source.endswith(".json"))
 
 
-_Located = tuple[Node, int] | tuple[JsonPos, int]
-
-
 def _entry(
     node: Node | JsonPos | JsonText | None, segment: str | int | Key, root: Node | JsonText | None
 ) -> _Located | None:
     """The child at ``segment`` and the 0-based line that declares it (a key's line for a field)."""
     if isinstance(segment, Key):
         segment = segment.name
-    if isinstance(node, JsonPos):
-        assert isinstance(root, JsonText)
-        found = root.child(node, segment)
-        return (found[0], root.line(found[1]) - 1) if found is not None else None
+    if node is None or isinstance(node, Node):  # YAML
+        if isinstance(segment, int):
+            if isinstance(node, SequenceNode) and 0 <= segment < len(node.value):
+                item = t.cast(Node, node.value[segment])
+                return item, item.start_mark.line
+            return None
+        if isinstance(node, MappingNode):
+            for key_node, value_node in reversed(node.value):  # the last duplicate wins, as in loading
+                if isinstance(key_node, ScalarNode) and key_node.value == segment:
+                    return t.cast(Node, value_node), key_node.start_mark.line
+        return None
+    from webhook.cli.jsonpos import JsonText
+
     if isinstance(node, JsonText):
         top = node.root()
         return _entry(top, segment, node) if top is not None else None
-    if isinstance(segment, int):
-        if isinstance(node, SequenceNode) and 0 <= segment < len(node.value):
-            item = t.cast(Node, node.value[segment])
-            return item, item.start_mark.line
-        return None
-    if isinstance(node, MappingNode):
-        for key_node, value_node in reversed(node.value):  # the last duplicate wins, as in loading
-            if isinstance(key_node, ScalarNode) and key_node.value == segment:
-                return t.cast(Node, value_node), key_node.start_mark.line
-    return None
+    assert isinstance(root, JsonText)
+    found = root.child(node, segment)
+    return (found[0], root.line(found[1]) - 1) if found is not None else None
 
 
 def locate(node: Node | JsonText | None, path: FieldPath) -> int | None:
@@ -349,13 +347,13 @@ def locate(node: Node | JsonText | None, path: FieldPath) -> int | None:
     if node is None:
         return None
     current: Node | JsonPos | None
-    if isinstance(node, JsonText):
+    if isinstance(node, Node):
+        current, line = node, t.cast(int, node.start_mark.line)
+    else:  # a JSON source
         current = node.root()
         if current is None:
             return None
         line = node.line(current.offset) - 1
-    else:
-        current, line = node, t.cast(int, node.start_mark.line)
     for segment in path.segments:
         entry = _entry(current, segment, node)
         if entry is None:

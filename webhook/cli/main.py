@@ -7,14 +7,18 @@ only by ``serve`` so that ``validate``/``compile`` never pay for (or depend on) 
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 import typing as t
 
 import click
 
 # name -> "module:attribute" of a click command, imported on first use.
 _COMMANDS: t.Final = {
+    "audit": "webhook.cli.audit:audit",
     "certs": "webhook.cli.certs:certs",
     "compile": "webhook.cli.render:compile_command",
+    "doctor": "webhook.cli.doctor:doctor",
     "policy": "webhook.cli.policy:policy",
     "reconcile": "webhook.cli.reconcile:reconcile",
     "schema": "webhook.cli.schema:schema",
@@ -43,5 +47,19 @@ def cli() -> None:
     """wasp: Workload-Aware Scheduling Policy for Kubernetes 1.37."""
 
 
+class QuickExit(SystemExit):
+    """Raised by a command whose work is done and whose files are closed: the console script
+    then ends the process at once instead of tearing the interpreter down (freeing every
+    module and object: 20 ms of a 100 ms ``wasp validate``). In process it is a SystemExit."""
+
+
 def main() -> None:
-    cli(auto_envvar_prefix="WASP")
+    try:
+        cli(auto_envvar_prefix="WASP")
+    except QuickExit as done:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):  # a closed pipe: the output is lost either way
+                pass
+        os._exit(done.code if isinstance(done.code, int) else 1)

@@ -1,7 +1,8 @@
 """Spreading the judging over processes, with the records of a serial run, in the same order.
 
 Workers are forked after the policies and the ``--old`` index are loaded, so they inherit
-them (and every import) instead of loading them again. The unit of work is a *task*: a
+them (and every import) instead of loading them again, and this process judges beside them
+(:func:`_shared`): with N processes, N - 1 are forked. The unit of work is a *task*: a
 batch of small files, or a span of whole documents of one large file (one file never
 keeps the second core idle). Spans are cut at document markers (``---`` at the start of a
 line, which ends any YAML scalar), and a span's records are renumbered and its lines are
@@ -11,7 +12,9 @@ spans of that file are dropped, as libyaml would never have read them.
 
 from __future__ import annotations
 
+import mmap
 import os
+import struct
 import typing as t
 from dataclasses import replace
 
@@ -27,13 +30,11 @@ PARALLEL_MIN_BYTES: t.Final = 256 * 1024
 SPAN_BYTES: t.Final = 128 * 1024
 Task = list[tuple[str, Span | None]]  # (file, span or None: the whole file)
 
-# Set in the parent before forking; workers read it instead of unpickling policies per task.
+# Finished tasks this process may hold beyond the next one to give (memory bound).
+_AHEAD: t.Final = 8
+
+# Set before forking; every process (this one too) reads it instead of unpickling policies.
 _WORKER_CHECK: Check | None = None
-
-
-def _worker(task: Task) -> list[Checked]:
-    assert _WORKER_CHECK is not None
-    return [check_source(_WORKER_CHECK, source, span=span) for source, span in task]
 
 
 def _cpus() -> int:
@@ -93,15 +94,16 @@ def spans(text: str, target: int) -> list[Span] | None:
     return out
 
 
-def plan(files: t.Sequence[str], processes: int) -> list[Task]:
-    """Tasks in file order: large YAML files as spans, small files in batches."""
-    total = sum(_size(f) for f in files)
+def plan(files: t.Sequence[str], processes: int, sizes: t.Sequence[int] | None = None) -> list[Task]:
+    """Tasks in file order: large YAML files as spans, small files in batches (``sizes``: the
+    files' sizes when the caller has them)."""
+    sizes = sizes if sizes is not None else [_size(f) for f in files]
+    total = sum(sizes)
     target = max(SPAN_BYTES // 4, min(SPAN_BYTES, total // (processes * 8) or 1))
     tasks: list[Task] = []
     batch: Task = []
     batch_bytes = 0
-    for source in files:
-        size = _size(source)
+    for source, size in zip(files, sizes, strict=True):
         cut = None
         if size >= 2 * target and not source.endswith(".json"):
             try:
@@ -149,28 +151,112 @@ def run(
     global _WORKER_CHECK
     files = [s for s in sources if s != STDIN]
     processes = jobs if jobs is not None else _cpus()
-    if jobs is None and sum(_size(f) for f in files) < PARALLEL_MIN_BYTES:
+    sizes = [_size(f) for f in files] if processes > 1 else []
+    if jobs is None and sum(sizes) < PARALLEL_MIN_BYTES:
         processes = 1
-    import multiprocessing  # 4 ms of start-up that a small run never needs
+    if processes > 1 and files:
+        import multiprocessing  # 4 ms of start-up that a small run never needs
 
-    if processes < 2 or not files or "fork" not in multiprocessing.get_all_start_methods():
+        if "fork" not in multiprocessing.get_all_start_methods():
+            processes = 1
+    if processes < 2 or not files:
         for source in sources:
             yield from check_source(check, source, stdin).records
         return
-    tasks = plan(files, processes)
+    tasks = plan(files, processes, sizes)
     _WORKER_CHECK = check
-    # Policies, old objects and imports are shared copy-on-write with the children.
-    ctx = multiprocessing.get_context("fork")
     try:
-        with ctx.Pool(min(processes, len(tasks))) as pool:
-            results = (c for batch in pool.imap(_worker, tasks) for c in batch)
-            names = (unit for task in tasks for unit in task)
-            if STDIN in sources:  # stdin is read here, in its place among the files
-                yield from _with_stdin(check, sources, stdin, _records(results, names))
-            else:
-                yield from _records(results, names)
+        results = _shared(tasks, min(processes, len(tasks)), multiprocessing.get_context("fork"))
+        names = (unit for task in tasks for unit in task)
+        if STDIN in sources:  # stdin is read here, in its place among the files
+            yield from _with_stdin(check, sources, stdin, _records(results, names))
+        else:
+            yield from _records(results, names)
     finally:
         _WORKER_CHECK = None
+
+
+_COUNTER: t.Final = struct.Struct("q")
+
+
+def _claim(counter: mmap.mmap, lock: t.Any, total: int) -> int | None:
+    """The next task nobody has taken (all processes take them in order); ``None``: all taken."""
+    with lock:
+        index = int(_COUNTER.unpack_from(counter)[0])
+        if index >= total:
+            return None
+        _COUNTER.pack_into(counter, 0, index + 1)
+    return index
+
+
+def _judge_task(task: Task) -> list[Checked]:
+    assert _WORKER_CHECK is not None
+    return [check_source(_WORKER_CHECK, source, span=span) for source, span in task]
+
+
+def _child(tasks: list[Task], counter: mmap.mmap, lock: t.Any, conn: t.Any) -> None:
+    """A forked worker: claims tasks until none is left and sends back each one's results."""
+    try:
+        while (index := _claim(counter, lock, len(tasks))) is not None:
+            conn.send((index, _judge_task(tasks[index])))
+    except BaseException as exc:  # the parent raises it: a crash is an internal error, never a verdict
+        conn.send((-1, f"{type(exc).__name__}: {exc}"))
+    finally:
+        conn.close()
+
+
+def _shared(tasks: list[Task], processes: int, ctx: t.Any) -> t.Iterator[Checked]:
+    """The tasks' results in task order, judged by this process and ``processes - 1`` forked ones.
+
+    Every process claims the next task from a counter in shared memory, so a process slowed
+    by other load simply takes fewer, and this process judges too: on 2 CPUs one child and
+    no pickling of half of the records, where a pool of two kept three processes busy. This
+    process keeps at most ``_AHEAD`` finished tasks beyond the one it must give next, so
+    memory stays flat when a child falls behind.
+    """
+    from multiprocessing.connection import Connection, wait
+
+    counter = mmap.mmap(-1, _COUNTER.size)  # anonymous and shared with the forked children
+    lock = ctx.Lock()
+    children = []
+    conns: list[Connection] = []
+    for _ in range(processes - 1):
+        receive, send = ctx.Pipe(duplex=False)
+        child = ctx.Process(target=_child, args=(tasks, counter, lock, send), daemon=True)
+        child.start()
+        send.close()
+        children.append(child)
+        conns.append(receive)
+    done: dict[int, list[Checked]] = {}
+    try:
+        for index in range(len(tasks)):
+            while index not in done:
+                ready = t.cast(list[Connection], wait(conns, timeout=0)) if conns else []
+                if not ready and len(done) < _AHEAD:
+                    mine = _claim(counter, lock, len(tasks))
+                    if mine is not None:
+                        done[mine] = _judge_task(tasks[mine])
+                        continue
+                if not ready:
+                    if not conns:  # tasks are claimed in order: a worker took this one and died
+                        raise RuntimeError(f"a worker stopped before sending task {index}")
+                    ready = t.cast(list[Connection], wait(conns))
+                for conn in ready:
+                    try:
+                        got, value = t.cast(tuple[int, t.Any], conn.recv())
+                    except EOFError:  # that child has nothing more to send
+                        conns.remove(conn)
+                        continue
+                    if got < 0:
+                        raise RuntimeError(f"worker failed: {value}")
+                    done[got] = value
+            yield from done.pop(index)
+    finally:
+        for child in children:  # stopped early (--exit-on-error) or done: no worker outlives the run
+            if child.is_alive():
+                child.terminate()
+            child.join()
+        counter.close()
 
 
 def _with_stdin(

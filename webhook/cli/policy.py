@@ -29,7 +29,10 @@ def policy() -> None:
     required=True,
     metavar="CRD.yaml",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="The CustomResourceDefinition the policy governs (a file holding it, among other documents).",
+    help=(
+        "A file holding the CustomResourceDefinition the policy governs (and, to check"
+        " stamping.childTemplates, the CRDs of the child kinds), among other documents."
+    ),
 )
 def check(policy_file: Path, crd_file: Path) -> None:
     """Check every path, forEach, itemKey and pod count of POLICY against the CRD's schema.
@@ -39,15 +42,16 @@ def check(policy_file: Path, crd_file: Path) -> None:
     policy key to fix.
     """
     from webhook.policy import load_policy_file
-    from webhook.policy.crdcheck import check_against_crd
+    from webhook.policy.crdcheck import check_against_crd, check_child_templates
     from webhook.vocab.errors import PolicyError
 
     try:
         loaded = load_policy_file(policy_file)
     except PolicyError as exc:
         _fail(str(exc))
-    crd = _find_crd(crd_file, loaded.group, loaded.kind)
-    problems = check_against_crd(loaded, crd)
+    crd, crds = _find_crd(crd_file, loaded.group, loaded.kind)
+    # The governed kind's CRD, then the CRDs of child kinds whose pod templates it stamps.
+    problems = [*check_against_crd(loaded, crd), *check_child_templates(loaded, crds)]
     for problem in problems:
         click.echo(f"{policy_file}: {problem}")
     if problems:
@@ -55,8 +59,8 @@ def check(policy_file: Path, crd_file: Path) -> None:
     click.echo(f"{policy_file}: fits {crd_file} ({loaded.group}/{loaded.kind} {', '.join(loaded.versions)})")
 
 
-def _find_crd(path: Path, group: str, kind: str) -> dict[str, t.Any]:
-    """The CRD in ``path`` for ``group``/``kind``, or the only CRD there."""
+def _find_crd(path: Path, group: str, kind: str) -> tuple[dict[str, t.Any], list[dict[str, t.Any]]]:
+    """The CRD in ``path`` for ``group``/``kind`` (or the only CRD there), and every CRD there."""
     from webhook.policy.crdcheck import crd_identity
 
     try:
@@ -68,9 +72,9 @@ def _find_crd(path: Path, group: str, kind: str) -> dict[str, t.Any]:
     crds = [d for d in documents if d.get("kind") == "CustomResourceDefinition"]
     for crd in crds:
         if crd_identity(crd) == (group, kind):
-            return crd
+            return crd, crds
     if len(crds) == 1:
-        return crds[0]  # check_against_crd says what does not match
+        return crds[0], crds  # check_against_crd says what does not match
     _fail(f"{path}: holds no CustomResourceDefinition for {group}/{kind}")
 
 

@@ -88,7 +88,8 @@ def _default_namespace() -> str:
 @click.option(
     "--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default="info", show_default=True
 )
-def reconcile(kubeconfig: Path | None, policies: tuple[Path, ...], policy_only: bool, feature_gates: FeatureGates,
+def reconcile(kubeconfig: Path | None, policies: tuple[Path, ...], integrations: tuple[Path, ...],
+              policy_only: bool, feature_gates: FeatureGates,
               leader_elect: bool, lease_namespace: str | None, lease_name: str, lease_duration: int,
               renew_deadline: int, retry_period: int, identity: str | None, workers: int, resync_period: float,
               watch_timeout: int, event_qps: float, event_burst: int, probe_address: str,
@@ -113,7 +114,7 @@ def reconcile(kubeconfig: Path | None, policies: tuple[Path, ...], policy_only: 
     if log_level != "debug":
         # The client's election logs every renewal at INFO; wasp logs leading and losing itself.
         logging.getLogger("leaderelection").setLevel(logging.WARNING)
-    policy_set = load_policy_set(policies, policy_only, feature_gates)
+    policy_set = load_policy_set(policies, policy_only, feature_gates, integrations)
     from webhook.reconciler.controller import Options
     from webhook.reconciler.run import Settings, run
 

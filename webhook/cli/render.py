@@ -27,7 +27,7 @@ from webhook.cli.validate import load_policy_set, with_policy_options
 from webhook.governed.result import Status
 from webhook.governed.tree import get_path
 from webhook.governed.validation import validate_object
-from webhook.governed.workloads import compile_object
+from webhook.governed.workloads import compile_object, gate_refusal
 from webhook.policy import Policy, PolicySet
 from webhook.vocab.errors import BuildError
 from webhook.vocab.gates import FeatureGates
@@ -61,6 +61,9 @@ def not_compiled_reason(policy: Policy, obj: t.Mapping[str, t.Any], gates: Featu
         return "feature gate GenericWorkload is off"
     if policy.feature_gate and policy.feature_gate not in gates:
         return f"feature gate {policy.feature_gate} is off"
+    refusal = gate_refusal(policy, gates)
+    if refusal is not None:
+        return refusal
     for other in policy.root.exclusive_with:
         if get_path(obj, other) is not None:
             return f"{other} is set: the pods join a user-managed PodGroup"
@@ -137,6 +140,7 @@ def _compile_all(
 def compile_command(
     paths: tuple[str, ...],
     policies: tuple[Path, ...],
+    integrations: tuple[Path, ...],
     policy_only: bool,
     feature_gates: FeatureGates,
     uid: str | None,
@@ -149,7 +153,7 @@ def compile_command(
     (or a JSON v1 List with -o json), in creation order. Invalid objects are reported on
     stderr and not compiled (exit 1); unparsable input exits 2.
     """
-    policy_set = load_policy_set(policies, policy_only, feature_gates)
+    policy_set = load_policy_set(policies, policy_only, feature_gates, integrations)
     found = expand_paths(list(paths) or [STDIN])
     for problem in found.problems:
         stderr_line(f"wasp: {problem}")

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import json
 import typing as t
+from collections.abc import Iterator, Mapping
 
 from webhook.cli.checker import Record, Summary
-from webhook.cli.reporters_data import JsonReporter, JunitReporter, SarifReporter
-from webhook.cli.reporting import Reporter, location, record_json, summary_text
+from webhook.cli.reporting import Reporter, location, record_json, severity, summary_text
 from webhook.governed.result import Status
 
 __all__ = ["REPORTERS", "Reporter", "record_json"]
@@ -32,7 +32,11 @@ class TextReporter(Reporter):
         if record.status is Status.ERROR:
             self.write(f"{location(record)}{title}: {self.paint('error', 'error')}: {record.reason}")
         for err in record.errors:
-            self.write(f"{location(record, err.line)}{title}: {self.paint('error', err.message)}")
+            where = f"{location(record, err.line)}{title}"
+            if record.warned:  # the denial line, as kubectl prints it after "Warning: "
+                self.write(f"{where}: {self.paint('warning', 'warning')}: {err.message}")
+            else:
+                self.write(f"{where}: {self.paint('error', err.message)}")
         for warning in record.warnings:
             self.write(f"{location(record)}{title}: {self.paint('warning', 'warning')}: {warning}")
         if self.verbose and record.status in (Status.VALID, Status.SKIPPED):
@@ -75,8 +79,9 @@ class GithubReporter(Reporter):
             return
         if record.status is Status.ERROR:
             self.annotate("error", record, record.line, record.reason)
+        level = severity(record)
         for err in record.errors:
-            self.annotate("error", record, err.line or record.line, err.message)
+            self.annotate(level, record, err.line or record.line, err.message)
         for warning in record.warnings:
             self.annotate("warning", record, record.line, warning)
 
@@ -97,7 +102,8 @@ class TapReporter(Reporter):
         if self.summary_only:
             return
         self.count += 1
-        ok = "not ok" if record.status in (Status.INVALID, Status.ERROR) else "ok"
+        failed = record.status in (Status.INVALID, Status.ERROR) and not record.warned
+        ok = "not ok" if failed else "ok"
         # '#' starts a TAP directive: keep it out of the description.
         head = f"{ok} {self.count} - {location(record)} {record.title}".replace("#", "\\#")
         if record.status is Status.SKIPPED:
@@ -106,6 +112,8 @@ class TapReporter(Reporter):
         block: list[str] = []
         if record.status is Status.ERROR:
             block.append(f"message: {json.dumps(record.reason, ensure_ascii=not self.utf8)}")
+        if record.warned:
+            block.append("severity: warning")
         if record.errors:
             block.append("errors:")
             for err in record.errors:
@@ -121,6 +129,25 @@ class TapReporter(Reporter):
         self.write(f"# {summary_text(summary)}")
 
 
-REPORTERS: t.Final[dict[str, type[Reporter]]] = {
-    r.name: r for r in (TextReporter, JsonReporter, JunitReporter, GithubReporter, SarifReporter, TapReporter)
-}
+class _Formats(Mapping[str, type[Reporter]]):
+    """The reporters by format name. JSON, SARIF and JUnit are imported when one is chosen:
+    with orjson and their encoders they are 2 ms of every start-up that a text run never uses."""
+
+    _HERE: t.Final = {r.name: r for r in (TextReporter, GithubReporter, TapReporter)}
+    _DATA: t.Final = {"json": "JsonReporter", "junit": "JunitReporter", "sarif": "SarifReporter"}
+
+    def __getitem__(self, name: str) -> type[Reporter]:
+        if name in self._DATA:
+            from webhook.cli import reporters_data
+
+            return t.cast(type[Reporter], getattr(reporters_data, self._DATA[name]))
+        return self._HERE[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([*self._HERE, *self._DATA])
+
+    def __len__(self) -> int:
+        return len(self._HERE) + len(self._DATA)
+
+
+REPORTERS: t.Final[Mapping[str, type[Reporter]]] = _Formats()

@@ -16,7 +16,7 @@ from pathlib import PurePath
 import orjson
 
 from webhook.cli.checker import Record, Summary
-from webhook.cli.reporting import Reporter, plural, record_json, summary_json
+from webhook.cli.reporting import Reporter, plural, record_json, severity, summary_json
 from webhook.governed.result import Status
 from webhook.vocab.field import ErrorType
 
@@ -129,8 +129,9 @@ class SarifReporter(Reporter):
             return
         if record.status is Status.ERROR:
             self._result(_INPUT_RULE, "error", record, record.reason, record.line)
+        level = severity(record)
         for err in record.errors:
-            self._result(err.type, "error", record, err.message, err.line or record.line)
+            self._result(err.type, level, record, err.message, err.line or record.line)
         for warning in record.warnings:
             self._result(_WARNING_RULE, "warning", record, warning, record.line)
 
@@ -171,7 +172,7 @@ class JunitReporter(Reporter):
         records, self.pending = self.pending, []
         name = records[0].file
         suite = ET.Element("testsuite", name=name, file=name, tests=str(len(records)))
-        counts = {s: sum(1 for r in records if r.status is s) for s in Status}
+        counts = {s: sum(1 for r in records if r.status is s and not r.warned) for s in Status}
         suite.set("failures", str(counts[Status.INVALID]))
         suite.set("errors", str(counts[Status.ERROR]))
         suite.set("skipped", str(counts[Status.SKIPPED]))
@@ -183,7 +184,7 @@ class JunitReporter(Reporter):
             if record.line:
                 case.set("line", str(record.line))
             case.set("time", f"{record.seconds:.6f}")
-            if record.status is Status.INVALID:
+            if record.status is Status.INVALID and not record.warned:  # warned: no failure, see below
                 failure = ET.SubElement(
                     case, "failure", type="invalid", message=plural(len(record.errors), "field error")
                 )
@@ -194,8 +195,9 @@ class JunitReporter(Reporter):
                 ET.SubElement(case, "error", type="error", message=record.reason).text = record.reason
             elif record.status is Status.SKIPPED:
                 ET.SubElement(case, "skipped", message=record.reason)
-            if record.warnings:
-                ET.SubElement(case, "system-out").text = "\n".join(f"warning: {w}" for w in record.warnings)
+            warnings = [*(e.message for e in record.errors if record.warned), *record.warnings]
+            if warnings:
+                ET.SubElement(case, "system-out").text = "\n".join(f"warning: {w}" for w in warnings)
         ET.indent(suite, level=1)
         encoding = "unicode" if self.utf8 else "us-ascii"
         text = ET.tostring(suite, encoding=encoding, xml_declaration=False)

@@ -12,7 +12,7 @@ import typing as t
 
 from webhook.cli.checker import Record, Summary
 
-__all__ = ["Reporter", "location", "plural", "record_json", "summary_json", "summary_text"]
+__all__ = ["Reporter", "location", "plural", "record_json", "severity", "summary_json", "summary_text"]
 
 
 class Reporter:
@@ -52,8 +52,10 @@ def summary_text(summary: Summary) -> str:
     head = f"wasp: {plural(summary.objects, 'object')} in {plural(summary.files, 'file')}"
     if not summary.objects:
         head += ": nothing checked"
+    # "N warned" only when there are any: most runs use no policy in warn mode.
+    warned = f"{summary.warned} warned, " if summary.warned else ""
     text = (
-        f"{head}: {summary.valid} valid, {summary.invalid} invalid, {summary.skipped} skipped, "
+        f"{head}: {summary.valid} valid, {summary.invalid} invalid, {warned}{summary.skipped} skipped, "
         f"{plural(summary.errors, 'error')}, {plural(summary.warnings, 'warning')}"
     )
     if summary.unreadable:
@@ -67,8 +69,14 @@ def location(record: Record, line: int | None = None) -> str:
     return f"{record.file}:{line}" if line else record.file
 
 
+def severity(record: Record) -> str:
+    """How a record's field errors weigh: ``warning`` when a policy in warn mode admits it."""
+    return "warning" if record.warned else "error"
+
+
 def record_json(record: Record) -> dict[str, object]:
     """One ``results[]`` entry of the JSON output (docs/cli.md)."""
+    weight = severity(record)
     return {
         "file": record.file,
         "document": record.document,
@@ -78,7 +86,7 @@ def record_json(record: Record) -> dict[str, object]:
         "kind": record.kind,
         "namespace": record.namespace,
         "name": record.name,
-        "status": record.status.value,
+        "status": record.verdict,
         "operation": record.operation,
         "errors": [
             {
@@ -88,6 +96,7 @@ def record_json(record: Record) -> dict[str, object]:
                 "detail": e.detail,
                 "message": e.message,
                 "line": e.line,
+                "severity": weight,
             }
             for e in record.errors
         ],
@@ -100,6 +109,7 @@ def summary_json(summary: Summary) -> dict[str, int]:
     return {
         "valid": summary.valid,
         "invalid": summary.invalid,
+        "warned": summary.warned,
         "skipped": summary.skipped,
         "errors": summary.errors,
         "warnings": summary.warnings,

@@ -1,7 +1,8 @@
 """``wasp validate``: the webhook's verdict, offline, for CI and pre-commit.
 
 Exit codes (docs/cli.md): 0 every object valid or skipped; 1 an object is invalid; the
-``--warning-exit-code`` (0, or 1 with ``--strict``) when the worst is a warning; 2 usage or
+``--warning-exit-code`` (0, or 1 with ``--strict``) when the worst is a warning (an object a
+policy in warn mode finds invalid is one, unless ``--enforcement deny``); 2 usage or
 configuration error, input that cannot be judged (unreadable, unparsable, not a Kubernetes
 object), nothing found with ``--fail-on-empty``, or an internal error (one line on stderr).
 """
@@ -18,16 +19,23 @@ from pathlib import Path
 import click
 
 from webhook.cli import checker, parallel
+from webhook.cli.enforcement_flag import enforcement_option
+from webhook.cli.integration_flag import integrations_option
 from webhook.cli.loader import STDIN, expand_paths
+from webhook.cli.main import QuickExit
 from webhook.cli.outputs import Outputs, pair_old_files, parse_outputs
 from webhook.cli.reporters import REPORTERS
 from webhook.policy import PolicySet
 from webhook.vocab.errors import WaspError
 from webhook.vocab.gates import DEFAULT_GATES, FeatureGates
 
+if t.TYPE_CHECKING:
+    from webhook.policy.model import Enforcement
+
 __all__ = ["load_policy_set", "parse_gates", "use_color", "validate"]
 
 _STATUS_STOPS: t.Final = ("invalid", "error")
+_SIGPIPE_EXIT: t.Final = 128 + 13  # what a shell reports for a writer killed by SIGPIPE
 
 
 def parse_gates(ctx: click.Context, param: click.Parameter, value: str | None) -> FeatureGates:
@@ -39,15 +47,20 @@ def parse_gates(ctx: click.Context, param: click.Parameter, value: str | None) -
         raise click.BadParameter(str(exc), ctx=ctx, param=param) from exc
 
 
-def load_policy_set(policies: t.Sequence[Path], policy_only: bool, gates: FeatureGates) -> PolicySet:
-    """The policies as the webhook would load them; exits 2 with the file and key on error."""
-    if policy_only and not policies:
-        raise click.UsageError("--policy-only needs at least one --policies location")
+def load_policy_set(
+    policies: t.Sequence[Path], policy_only: bool, gates: FeatureGates, integrations: t.Sequence[Path] = ()
+) -> PolicySet:
+    """The policies as the webhook would load them (built-ins, the ``--integrations`` files,
+    then ``--policies``); exits 2 with the file and key on error."""
+    if policy_only and not policies and not integrations:
+        raise click.UsageError("--policy-only needs at least one --policies location or --integrations name")
     try:
-        policy_set = PolicySet.load(policies, builtin=not policy_only, gates=gates)
+        policy_set = PolicySet.load([*integrations, *policies], builtin=not policy_only, gates=gates)
     except WaspError as exc:
         checker.stderr_line(f"wasp: {exc}")
         sys.exit(exc.exit_code)
+    for note in policy_set.notes:
+        checker.stderr_line(f"wasp: note: {note}")
     for warning in policy_set.warnings:
         checker.stderr_line(f"wasp: warning: {warning}")
     return policy_set
@@ -65,7 +78,7 @@ def _stdin_uses(paths: t.Sequence[str], old: t.Sequence[str]) -> None:
         raise click.UsageError("stdin ('-') can be read only once: give it either as a PATH or as --old")
 
 
-policy_options = [
+policy_options: list[t.Callable[[t.Callable[..., t.Any]], t.Callable[..., t.Any]]] = [
     click.option(
         "--policies",
         "policies",
@@ -73,6 +86,7 @@ policy_options = [
         type=click.Path(path_type=Path),
         help="Policy file or directory of policies, added to the built-in ones (repeatable).",
     ),
+    integrations_option(),
     click.option("--policy-only", is_flag=True, help="Use only the --policies given, not the built-in ones."),
     click.option(
         "--feature-gates",
@@ -121,6 +135,7 @@ def _kinds(values: t.Sequence[str]) -> frozenset[str]:
     default=None,
     help="Exit code when the worst finding is a warning (default 0).",
 )
+@enforcement_option()
 @click.option("--summary", "summary_only", is_flag=True, help="Print only the summary.")
 @click.option(
     "--skip-non-kubernetes",
@@ -176,6 +191,11 @@ def validate(paths: tuple[str, ...], old: tuple[str, ...], **options: t.Any) -> 
         _validate(list(paths), list(old), **options)
     except (click.exceptions.ClickException, click.exceptions.Exit):
         raise
+    except BrokenPipeError:
+        # The reader left (`wasp validate ... | head`): stop quietly, as Unix tools do, and
+        # keep Python from complaining when it flushes the closed stdout at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(_SIGPIPE_EXIT)
     except Exception as exc:  # a crash is not a verdict: exit 2 with one line, never 1
         checker.stderr_line(f"wasp: internal error: {type(exc).__name__}: {exc}")
         sys.exit(checker.ExitCode.INPUT)
@@ -186,11 +206,13 @@ def _validate(
     old: list[str],
     *,
     policies: tuple[Path, ...],
+    integrations: tuple[Path, ...],
     policy_only: bool,
     feature_gates: FeatureGates,
     outputs: tuple[str, ...],
     strict: bool,
     warning_exit_code: int | None,
+    enforcement: Enforcement | None,
     summary_only: bool,
     skip_non_kubernetes: bool,
     skip: tuple[str, ...],
@@ -206,7 +228,8 @@ def _validate(
     sources = paths or [STDIN]
     _stdin_uses(sources, old)
     specs = parse_outputs(outputs)
-    policy_set = load_policy_set(policies, policy_only, feature_gates)
+    loaded = load_policy_set(policies, policy_only, feature_gates, integrations)
+    policy_set = loaded.with_enforcement(enforcement)
     stdin = sys.stdin.buffer
     old_dirs = [o for o in old if o != STDIN and os.path.isdir(o)]
     old_found = expand_paths([o for o in old if o not in old_dirs])
@@ -244,7 +267,7 @@ def _validate(
                     if record.input_error:
                         checker.stderr_line(f"wasp: {record.reason}")
                     out.record(record)
-                    if exit_on_error and record.status.value in _STATUS_STOPS:
+                    if exit_on_error and record.verdict in _STATUS_STOPS:  # a warned object goes on
                         break
             finally:
                 records.close()  # --exit-on-error: stop the workers now
@@ -254,4 +277,4 @@ def _validate(
         gc.unfreeze()
         if collecting:
             gc.enable()
-    sys.exit(code)
+    raise QuickExit(code)  # outputs are written and closed: the process may end at once
