@@ -19,6 +19,8 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from tests.chart import tools  # noqa: E402
+from webhook.policy import PolicySet  # noqa: E402
+from webhook.vocab.gates import FeatureGates  # noqa: E402
 
 Json = dict[str, t.Any]
 
@@ -73,6 +75,10 @@ def user_policies() -> Json:
     }
 
 
+# Every integration the chart carries (copies of policies/integrations/, test_chart_policies.py).
+INTEGRATIONS: t.Final = sorted(p.stem for p in (tools.CHART / "policies" / "integrations").glob("*.yaml"))
+
+
 @dataclass(frozen=True)
 class Scenario:
     id: str  # a sentence: what the values turn on
@@ -111,6 +117,35 @@ SCENARIOS: t.Final = (
     Scenario("three replicas", {"replicas": 3}),
     Scenario("user policies beside the built-in ones", {"policies": {"user": user_policies()}}),
     Scenario("user policies only", {"policies": {"builtin": False, "user": user_policies()}}),
+    Scenario(
+        "user policies with the CompositePodGroup gate",
+        {"server": {"featureGates": "CompositePodGroup=true"}, "policies": {"user": user_policies()}},
+    ),
+    Scenario(
+        "user policies with the GenericWorkload gate off",
+        {"server": {"featureGates": "GenericWorkload=false"}, "policies": {"user": user_policies()}},
+    ),
+    Scenario(
+        "the reconciler disabled beside user policies",
+        {"policies": {"user": user_policies()}, "reconciler": {"enabled": False}},
+    ),
+    Scenario(
+        "one reconciler replica", {"policies": {"user": user_policies()}, "reconciler": {"replicas": 1}}
+    ),
+    Scenario(
+        "the reconciler with a NetworkPolicy and monitoring",
+        {
+            "policies": {"user": user_policies()},
+            "networkPolicy": {
+                "enabled": True,
+                "apiserverCIDRs": ["10.0.0.0/24"],
+                "metricsFrom": [{"namespaceSelector": {"matchLabels": {"name": "monitoring"}}}],
+            },
+            "metrics": {"serviceMonitor": {"enabled": True}, "prometheusRule": {"enabled": True}},
+        },
+    ),  # fmt: skip
+    Scenario("warn-only enforcement", {"server": {"enforcement": "warn"}}),
+    Scenario("integrations", {"integrations": INTEGRATIONS}),
 )
 SCENARIO_IDS: t.Final = [s.id for s in SCENARIOS]
 
@@ -126,6 +161,38 @@ class Rendering:
 
     def all(self, kind: str) -> list[Json]:
         return [o for o in self.objects if o["kind"] == kind]
+
+    def deployment(self, component: str = "webhook") -> Json:
+        """The server's Deployment, or the reconciler's (by their selector's component label)."""
+        found = [d for d in self.all("Deployment")
+                 if d["spec"]["selector"]["matchLabels"]["app.kubernetes.io/component"] == component]  # fmt: skip
+        assert len(found) == 1, f"{len(found)} Deployments of component {component}"
+        return found[0]
+
+
+def arg(args: t.Sequence[str], flag: str) -> str | None:
+    """The value of ``--flag=value`` in rendered container args (None when absent)."""
+    values = [a.split("=", 1)[1] for a in args if a.startswith(f"{flag}=")]
+    assert len(values) <= 1, f"{flag} given {len(values)} times"
+    return values[0] if values else None
+
+
+def server_args(rendering: Rendering) -> list[str]:
+    return t.cast(list[str], rendering.deployment()["spec"]["template"]["spec"]["containers"][0]["args"])
+
+
+def policies_of(rendering: Rendering, tmp: Path) -> PolicySet:
+    """The PolicySet the server loads: the ConfigMap's files (`--no-builtin-policies --policies
+    /policies`), the `--integrations` files (the chart's copies of the image's) and its gates."""
+    directory = tmp / "policies"
+    directory.mkdir()
+    for name, text in rendering.find("ConfigMap", "-policies")["data"].items():
+        (directory / name).write_text(text)
+    args = server_args(rendering)
+    names = (arg(args, "--integrations") or "").split(",")
+    integrations = [tools.CHART / "policies" / "integrations" / f"{n}.yaml" for n in names if n]
+    gates = FeatureGates.parse(arg(args, "--feature-gates") or "")
+    return PolicySet.load([*integrations, directory], builtin=False, gates=gates)
 
 
 @pytest.fixture(scope="session")

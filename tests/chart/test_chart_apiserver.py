@@ -40,7 +40,7 @@ class Wasp:
     port: int = 0
 
     def args(self) -> list[str]:
-        container = self.rendering.find("Deployment")["spec"]["template"]["spec"]["containers"][0]
+        container = self.rendering.deployment()["spec"]["template"]["spec"]["containers"][0]
         certs, policies = self.tmp / "certs", self.tmp / "policies"
         for directory in (certs, policies):
             directory.mkdir(exist_ok=True)
@@ -142,7 +142,7 @@ def gpu_job() -> Json:
 
 
 def deployment_of_wasp(chart: Rendering) -> Json:
-    return chart.find("Deployment")
+    return chart.deployment()
 
 
 def test_a_denied_job_gives_the_kubectl_line(wasp: Wasp, chart: Rendering) -> None:

@@ -1,4 +1,5 @@
-"""The chart renders, lints, validates, and its webhook rules are the policies' own.
+"""The chart renders, lints and validates; its workload, certificates and snapshots (the webhook
+rules against the policies are in test_chart_policies.py, the reconciler in test_chart_reconciler.py).
 
 Every toggle of values.yaml is a scenario (conftest.SCENARIOS); each test reads the session's
 renderings, made with the real helm v4 binary for Kubernetes 1.37.
@@ -24,17 +25,8 @@ from webhook import certs
 from webhook.policy import PolicySet
 
 Json = dict[str, t.Any]
-SNAPSHOT: t.Final = Path(__file__).parent / "snapshots" / "default.yaml"
+SNAPSHOTS_DIR: t.Final = Path(__file__).parent / "snapshots"
 GENERATED: t.Final = "<generated at install>"
-
-
-def policies_of(rendering: Rendering, tmp: Path) -> PolicySet:
-    """The PolicySet `wasp serve --no-builtin-policies --policies /policies` loads from the ConfigMap."""
-    directory = tmp / "policies"
-    directory.mkdir()
-    for name, text in rendering.find("ConfigMap", "-policies")["data"].items():
-        (directory / name).write_text(text)
-    return PolicySet.load([directory], builtin=False)
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=SCENARIO_IDS)
@@ -69,6 +61,8 @@ CUSTOM_KINDS: t.Final = [
     ("cert-manager with the chart's own CA", {"Certificate", "Issuer"}),
     ("cert-manager with an existing ClusterIssuer", {"Certificate"}),
     ("a ServiceMonitor and a PrometheusRule", {"ServiceMonitor", "PrometheusRule"}),
+    ("the reconciler with a NetworkPolicy and monitoring", {"ServiceMonitor", "PrometheusRule"}),
+    ("integrations", set()),
 ]
 
 
@@ -78,59 +72,6 @@ def test_custom_resources_appear_only_with_their_toggle(
 ) -> None:
     found = {o["kind"] for o in renderings[scenario_id].objects if (o["apiVersion"], o["kind"]) in BY_KIND}
     assert found == kinds
-
-
-def test_the_chart_carries_the_built_in_policies_byte_for_byte() -> None:
-    shipped = {p.name: p.read_bytes() for p in (tools.REPO / "policies").glob("*.yaml")}
-    copied = {p.name: p.read_bytes() for p in (tools.CHART / "policies").glob("*.yaml")}
-    assert copied == shipped
-
-
-def _rule_keys(entries: list[Json]) -> set[tuple[str, tuple[str, ...], str]]:
-    return {
-        (group, tuple(rule["apiVersions"]), resource)
-        for entry in entries
-        for rule in entry["rules"]
-        for group in rule["apiGroups"]
-        for resource in rule["resources"]
-    }
-
-
-@pytest.mark.parametrize("scenario_id", SCENARIO_IDS)
-def test_validating_rules_are_exactly_the_governed_kinds(
-    renderings: dict[str, Rendering], scenario_id: str, tmp_path: Path
-) -> None:
-    rendering = renderings[scenario_id]
-    policies = policies_of(rendering, tmp_path)
-    entries = rendering.find("ValidatingWebhookConfiguration")["webhooks"]
-    assert _rule_keys(entries) == {(p.group, p.versions, p.resource) for p in policies.policies}
-    assert sorted(e["name"] for e in entries) == sorted(
-        f"{p.name}.validate.wasp.dev" for p in policies.policies
-    )
-    assert {e["clientConfig"]["service"]["path"] for e in entries} <= {"/validate"}
-
-
-@pytest.mark.parametrize("scenario_id", SCENARIO_IDS)
-def test_mutating_rules_are_exactly_what_mutation_acts_on(
-    renderings: dict[str, Rendering], scenario_id: str, tmp_path: Path
-) -> None:
-    rendering = renderings[scenario_id]
-    policies = policies_of(rendering, tmp_path)
-    expected: set[tuple[str, tuple[str, ...], str]] = set()
-    for p in policies.policies:
-        if p.defaults:
-            expected.add((p.group, p.versions, p.resource))
-        if p.stamp_pods:
-            expected.add(("", ("v1",), "pods"))
-        for child in p.child_templates:
-            group, _, version = child.api_version.rpartition("/")
-            assert child.resource is not None
-            expected.add((group, (version,), child.resource))
-    entries = rendering.find("MutatingWebhookConfiguration")["webhooks"]
-    assert _rule_keys(entries) == expected
-    assert {e["clientConfig"]["service"]["path"] for e in entries} <= {"/mutate"}
-    assert {e["reinvocationPolicy"] for e in entries} <= {"IfNeeded"}
-    assert {op for e in entries for r in e["rules"] for op in r["operations"]} <= {"CREATE"}
 
 
 def test_webhook_paths_are_routes_of_the_server(tmp_path: Path) -> None:
@@ -196,7 +137,7 @@ def test_webhook_configurations_are_plain_release_objects_so_uninstall_removes_t
 
 
 def _pod_spec(rendering: Rendering) -> Json:
-    return t.cast(Json, rendering.find("Deployment")["spec"]["template"]["spec"])
+    return t.cast(Json, rendering.deployment()["spec"]["template"]["spec"])
 
 
 def _container(rendering: Rendering) -> Json:
@@ -204,7 +145,7 @@ def _container(rendering: Rendering) -> Json:
 
 
 DEPLOYMENT: t.Final = [
-    ("two replicas by default", lambda r: r.find("Deployment")["spec"]["replicas"], 2),
+    ("two replicas by default", lambda r: r.deployment()["spec"]["replicas"], 2),
     ("priority system-cluster-critical", lambda r: _pod_spec(r)["priorityClassName"], "system-cluster-critical"),
     ("spread over nodes", lambda r: _pod_spec(r)["topologySpreadConstraints"][0]["topologyKey"],
      "kubernetes.io/hostname"),
@@ -226,7 +167,7 @@ DEPLOYMENT: t.Final = [
                                                     for i in v["secret"]["items"]], ["tls.crt", "tls.key"]),
     ("the server loads exactly the ConfigMap's policies",
      lambda r: [a for a in _container(r)["args"] if "polic" in a], ["--no-builtin-policies", "--policies=/policies"]),
-    ("a policy change rolls the pods", lambda r: "checksum/policies" in r.find("Deployment")["spec"]["template"]
+    ("a policy change rolls the pods", lambda r: "checksum/policies" in r.deployment()["spec"]["template"]
      ["metadata"]["annotations"], True),
 ]  # fmt: skip
 
@@ -240,7 +181,7 @@ def test_deployment(
 
 def test_a_policy_change_changes_the_rollout_checksum(renderings: dict[str, Rendering]) -> None:
     def checksum(scenario_id: str) -> str:
-        meta = renderings[scenario_id].find("Deployment")["spec"]["template"]["metadata"]
+        meta = renderings[scenario_id].deployment()["spec"]["template"]["metadata"]
         return t.cast(str, meta["annotations"]["checksum/policies"])
 
     assert checksum("default values") != checksum("user policies beside the built-in ones")
@@ -261,13 +202,6 @@ def test_pod_disruption_budget_only_with_more_than_one_replica(
     renderings: dict[str, Rendering], scenario_id: str, count: int
 ) -> None:
     assert len(renderings[scenario_id].all("PodDisruptionBudget")) == count
-
-
-def test_user_policy_replaces_the_built_in_policy_of_the_same_name(renderings: dict[str, Rendering]) -> None:
-    files = renderings["user policies beside the built-in ones"].find("ConfigMap", "-policies")["data"]
-    names = [yaml.safe_load(text)["metadata"]["name"] for text in files.values()]
-    assert sorted(names) == sorted(set(names))
-    assert "batch-job.yaml" not in files and "user-batch-job-gpu-rack.yaml" in files
 
 
 # ------------------------------------------------------------------------------ certificates
@@ -300,7 +234,7 @@ def test_cert_manager_mode_injects_the_ca_from_the_serving_certificate(
         assert all("caBundle" not in e["clientConfig"] for e in config["webhooks"])
     certificate = rendering.find("Certificate", "-serving")
     assert "wasp.wasp-system.svc" in certificate["spec"]["dnsNames"]
-    assert certificate["spec"]["secretName"] == rendering.find("Deployment")["spec"]["template"]["spec"]["volumes"][0][
+    assert certificate["spec"]["secretName"] == rendering.deployment()["spec"]["template"]["spec"]["volumes"][0][
         "secret"]["secretName"]  # fmt: skip
     assert rendering.all("Secret") == [] and rendering.all("CronJob") == []
 
@@ -308,10 +242,10 @@ def test_cert_manager_mode_injects_the_ca_from_the_serving_certificate(
 # --------------------------------------------------------------------------------- snapshot
 
 
-def masked(rendering: Rendering) -> str:
-    """The rendering with what `genCA` makes anew each time replaced by a marker."""
+def masked(objects: t.Iterable[Json]) -> str:
+    """The objects with what `genCA` makes anew each time replaced by a marker."""
     out = []
-    for obj in rendering.objects:
+    for obj in objects:
         obj = yaml.safe_load(yaml.safe_dump(obj))
         if obj["kind"] == "Secret":
             obj["data"] = dict.fromkeys(obj["data"], GENERATED)
@@ -322,13 +256,28 @@ def masked(rendering: Rendering) -> str:
     return yaml.safe_dump_all(out, sort_keys=False, width=120)
 
 
-def test_default_rendering_matches_the_snapshot(default: Rendering) -> None:
+def _reconciler_objects(rendering: Rendering) -> list[Json]:
+    return [o for o in rendering.objects if "-reconciler" in o["metadata"]["name"]]
+
+
+SNAPSHOTS: t.Final = [
+    pytest.param("default values", "default.yaml", lambda r: r.objects, id="the default rendering"),
+    pytest.param("user policies beside the built-in ones", "reconciler.yaml", _reconciler_objects,
+                 id="the reconciler's objects for user policies"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("scenario_id", "file", "select"), SNAPSHOTS)
+def test_rendering_matches_the_snapshot(
+    renderings: dict[str, Rendering], scenario_id: str, file: str, select: t.Callable[[Rendering], list[Json]]
+) -> None:
     """Regenerate with WASP_UPDATE_SNAPSHOTS=1 after an intended change, and review the diff."""
-    text = masked(default)
+    text = masked(select(renderings[scenario_id]))
+    snapshot = SNAPSHOTS_DIR / file
     if os.environ.get("WASP_UPDATE_SNAPSHOTS") == "1":
-        SNAPSHOT.parent.mkdir(exist_ok=True)
-        SNAPSHOT.write_text(text)
-    assert text == SNAPSHOT.read_text()
+        snapshot.parent.mkdir(exist_ok=True)
+        snapshot.write_text(text)
+    assert text == snapshot.read_text()
 
 
 def test_notes_give_the_one_line_emergency_procedure_for_this_release(default: Rendering) -> None:

@@ -50,6 +50,10 @@ BAD_VALUES: t.Final = [
     ("a serving certificate longer than a year", {"certs": {"servingValidityDays": 400}}),
     ("an unknown certificate mode", {"certs": {"mode": "vault"}}),
     ("zero replicas", {"replicas": 0}),
+    ("an integration wasp does not ship", {"integrations": ["kueue"]}),
+    ("an integration named twice", {"integrations": ["mpijob", "mpijob"]}),
+    ("an enforcement the server does not know", {"server": {"enforcement": "audit"}}),
+    ("zero reconciler replicas", {"reconciler": {"replicas": 0}}),
 ]
 
 
@@ -82,3 +86,31 @@ def test_two_user_policies_with_one_name_cannot_be_rendered(tmp_path: Path) -> N
     file.write_text(yaml.safe_dump({"policies": {"user": policies}}))
     result = tools.run_helm("template", "wasp", str(tools.CHART), "--values", str(file), check=False)
     assert result.returncode != 0 and "ml-example-trainer" in result.stderr
+
+
+def test_an_integration_the_chart_does_not_carry_cannot_be_rendered(tmp_path: Path) -> None:
+    chart = tools.chart_with({"policies/integrations/mpijob.yaml": None}, tmp_path)
+    file = tmp_path / "values.yaml"
+    file.write_text(yaml.safe_dump({"integrations": ["mpijob"]}))
+    result = tools.run_helm("template", "wasp", str(chart), "--values", str(file), check=False)
+    assert result.returncode != 0 and 'carries no policy for "mpijob"' in result.stderr
+
+
+def test_a_user_policy_named_like_an_integration_cannot_be_rendered(tmp_path: Path) -> None:
+    from tests.chart.conftest import jobset_policy
+
+    # The integration and the user policy share the metadata.name "jobset-example".
+    chart = tools.chart_with({"policies/integrations/jobset.yaml": yaml.safe_dump(jobset_policy())}, tmp_path)
+    file = tmp_path / "values.yaml"
+    file.write_text(
+        yaml.safe_dump({"integrations": ["jobset"], "policies": {"user": {"mine": jobset_policy()}}})
+    )
+    result = tools.run_helm("template", "wasp", str(chart), "--values", str(file), check=False)
+    assert result.returncode != 0 and '"jobset-example" like the integration "jobset"' in result.stderr
+
+
+def test_the_integration_names_are_the_ones_wasp_knows() -> None:
+    from webhook.policy.integrations import KNOWN_INTEGRATIONS
+
+    schema = json.loads(values_schema.SCHEMA.read_text())
+    assert sorted(schema["properties"]["integrations"]["items"]["enum"]) == sorted(KNOWN_INTEGRATIONS)

@@ -93,16 +93,37 @@ def run_helm(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]
 
 
 def render(
-    values: Json | None = None, *, tmp: Path, release: str = "wasp", namespace: str = "wasp-system"
+    values: Json | None = None,
+    *,
+    tmp: Path,
+    release: str = "wasp",
+    namespace: str = "wasp-system",
+    chart: Path = CHART,
 ) -> list[Json]:
     """``helm template`` of the chart for Kubernetes 1.37 with ``values``; the objects, in order."""
-    args = ["template", release, str(CHART), "--namespace", namespace, "--kube-version", KUBE_VERSION]
+    args = ["template", release, str(chart), "--namespace", namespace, "--kube-version", KUBE_VERSION]
     if values:
         file = tmp / f"values-{abs(hash(yaml.safe_dump(values)))}.yaml"
         file.write_text(yaml.safe_dump(values))
         args += ["--values", str(file)]
     out = run_helm(*args).stdout
     return [doc for doc in yaml.safe_load_all(out) if doc]
+
+
+def chart_with(files: t.Mapping[str, str | None], tmp: Path) -> Path:
+    """A copy of the chart with ``files`` (path inside the chart -> text, or None: removed)."""
+    if not files:
+        return CHART
+    copy = tmp / f"chart-{abs(hash(tuple(sorted(files.items(), key=str))))}" / "wasp"
+    if not copy.exists():
+        shutil.copytree(CHART, copy)
+        for name, text in files.items():
+            if text is None:
+                (copy / name).unlink(missing_ok=True)
+                continue
+            (copy / name).parent.mkdir(parents=True, exist_ok=True)
+            (copy / name).write_text(text)
+    return copy
 
 
 def find(objects: t.Iterable[Json], kind: str, name_suffix: str = "") -> Json:

@@ -80,9 +80,36 @@ The ConfigMap mounts exactly these, and the webhook entries are generated from e
 {{- toYaml $files -}}
 {{- end -}}
 
-{{/* The policy documents, parsed, as a YAML list sorted by file name. */}}
+{{/*
+The integration policies of `integrations`, as a YAML map of file name -> file text, from the
+chart's copies (policies/integrations/, kept byte-for-byte equal to the image's files by
+tests/chart). The server and the reconciler load the image's files (`--integrations`), so
+these are not in the ConfigMap; the chart reads them for the webhook rules and the RBAC.
+*/}}
+{{- define "wasp.integrationFiles" -}}
+{{- $userNames := list -}}
+{{- range $file, $doc := .Values.policies.user -}}
+{{- $userNames = append $userNames $doc.metadata.name -}}
+{{- end -}}
+{{- $files := dict -}}
+{{- range $name := .Values.integrations -}}
+{{- $text := $.Files.Get (printf "policies/integrations/%s.yaml" $name) -}}
+{{- if not $text -}}
+{{- fail (printf "integrations: this chart carries no policy for %q (policies/integrations/%s.yaml); upgrade the chart or remove the name" $name $name) -}}
+{{- end -}}
+{{- $doc := fromYaml $text -}}
+{{- if has $doc.metadata.name $userNames -}}
+{{- fail (printf "policies.user: a policy is named %q like the integration %q (wasp serve refuses two policies of one name; drop the integration or rename the policy)" $doc.metadata.name $name) -}}
+{{- end -}}
+{{- $_ := set $files (printf "integration-%s.yaml" $name) $text -}}
+{{- end -}}
+{{- toYaml $files -}}
+{{- end -}}
+
+{{/* The policy documents the server loads (the ConfigMap's and the integrations'), parsed, as
+a YAML list sorted by file name: the webhook entries and the reconciler's RBAC come from it. */}}
 {{- define "wasp.policies" -}}
-{{- $files := include "wasp.policyFiles" . | fromYaml -}}
+{{- $files := merge (include "wasp.policyFiles" . | fromYaml) (include "wasp.integrationFiles" . | fromYaml) -}}
 {{- $docs := list -}}
 {{- range $file := keys $files | sortAlpha -}}
 {{- $docs = append $docs (fromYaml (index $files $file)) -}}
@@ -91,24 +118,56 @@ The ConfigMap mounts exactly these, and the webhook entries are generated from e
 {{- end -}}
 
 {{/*
-CEL: the field at `path` (dotted, relative to the expression `var`) is present. Index
-syntax and `in` work for any key and never raise on a missing one (the apiserver applies
-failurePolicy to an evaluation error).
+The segments of a policy field path (`spec.x`, `metadata.annotations[a.b/c]`, `spec.l[0]`),
+as FieldPath.parse reads them: a YAML list of {key: name} or {index: n}. A bracketed key may
+hold dots (an annotation key), so the path cannot simply be split on ".".
+*/}}
+{{- define "wasp.pathSegments" -}}
+{{- $segments := list -}}
+{{- range $token := regexFindAll "\\[[^\\]]*\\]|[^.\\[\\]]+" . -1 -}}
+{{- if hasPrefix "[" $token -}}
+{{- $inner := $token | trimPrefix "[" | trimSuffix "]" -}}
+{{- if regexMatch "^[0-9]+$" $inner -}}
+{{- $segments = append $segments (dict "index" $inner) -}}
+{{- else -}}
+{{- $segments = append $segments (dict "key" $inner) -}}
+{{- end -}}
+{{- else -}}
+{{- $segments = append $segments (dict "key" $token) -}}
+{{- end -}}
+{{- end -}}
+{{- toYaml $segments -}}
+{{- end -}}
+
+{{/*
+CEL: the field at `path` (relative to the expression `var`) is present. Index syntax and
+`in` work for any key and never raise on a missing one (the apiserver applies failurePolicy
+to an evaluation error); a list index is guarded by the list's size.
 */}}
 {{- define "wasp.cel.present" -}}
 {{- $expr := .var -}}
 {{- $parts := list -}}
-{{- range $key := splitList "." .path -}}
+{{- range $seg := include "wasp.pathSegments" .path | fromYamlArray -}}
+{{- if hasKey $seg "index" -}}
+{{- $parts = append $parts (printf "size(%s) > %s" $expr $seg.index) -}}
+{{- $expr = printf "%s[%s]" $expr $seg.index -}}
+{{- else -}}
+{{- $key := $seg.key | replace "\\" "\\\\" | replace "'" "\\'" -}}
 {{- $parts = append $parts (printf "'%s' in %s" $key $expr) -}}
 {{- $expr = printf "%s['%s']" $expr $key -}}
+{{- end -}}
 {{- end -}}
 {{- join " && " $parts -}}
 {{- end -}}
 
 {{- define "wasp.cel.access" -}}
 {{- $expr := .var -}}
-{{- range $key := splitList "." .path -}}
-{{- $expr = printf "%s['%s']" $expr $key -}}
+{{- range $seg := include "wasp.pathSegments" .path | fromYamlArray -}}
+{{- if hasKey $seg "index" -}}
+{{- $expr = printf "%s[%s]" $expr $seg.index -}}
+{{- else -}}
+{{- $expr = printf "%s['%s']" $expr ($seg.key | replace "\\" "\\\\" | replace "'" "\\'") -}}
+{{- end -}}
 {{- end -}}
 {{- $expr -}}
 {{- end -}}
@@ -209,4 +268,91 @@ install, and `helm upgrade` must render the caBundle it last wrote.
 {{- $_ := set .Values "__waspCerts" $data -}}
 {{- end -}}
 {{- toYaml (index .Values "__waspCerts") -}}
+{{- end -}}
+
+
+{{/* `--integrations` of `wasp serve` and `wasp reconcile` (empty: none). */}}
+{{- define "wasp.integrationsArg" -}}
+{{- with .Values.integrations }}--integrations={{ join "," . }}{{ end -}}
+{{- end -}}
+
+{{- define "wasp.reconcilerName" -}}{{ include "wasp.fullname" . }}-reconciler{{- end -}}
+
+{{- define "wasp.reconcilerSelectorLabels" -}}
+app.kubernetes.io/name: {{ include "wasp.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: reconciler
+{{- end -}}
+
+{{/*
+The policies `wasp reconcile` creates scheduling objects for, as a YAML list: every loaded
+policy except those of the kinds whose own controller does it (batch Job and CronJob, the
+1.37 Job controller: WAS_AWARE_KINDS of webhook/governed/reconcile_model.py; tests/chart
+checks this list against the Python one through the rendered RBAC).
+*/}}
+{{- define "wasp.reconciledPolicies" -}}
+{{- $aware := list "batch/Job" "batch/CronJob" -}}
+{{- $out := list -}}
+{{- range $policy := include "wasp.policies" . | fromYamlArray -}}
+{{- if not (has (printf "%s/%s" $policy.spec.target.group $policy.spec.target.kind) $aware) -}}
+{{- $out = append $out $policy -}}
+{{- end -}}
+{{- end -}}
+{{- toYaml $out -}}
+{{- end -}}
+
+{{/*
+"true" when the feature gate `.gate` is on in `.gates` (apiserver syntax, the last setting
+wins), else `.default`: FeatureGates.parse of webhook/vocab/gates.py, for the two gates the
+chart's own decisions depend on.
+*/}}
+{{- define "wasp.gateOn" -}}
+{{- $on := .default -}}
+{{- range $item := splitList "," .gates -}}
+{{- $pair := splitList "=" (trim $item) -}}
+{{- if and (eq (len $pair) 2) (eq (trim (first $pair)) $.gate) -}}
+{{- $on = eq (lower (trim (last $pair))) "true" -}}
+{{- end -}}
+{{- end -}}
+{{- if $on -}}true{{- end -}}
+{{- end -}}
+
+{{/*
+"true" when the reconciler runs: reconciler.enabled, the GenericWorkload gate on (on by default
+in 1.37; off, it creates nothing and the scheduling APIs it checks for at start are not served),
+and at least one policy it acts on. With only the Job and CronJob policies it would have nothing
+to do (`wasp reconcile` refuses to start then), so the default install renders none.
+*/}}
+{{- define "wasp.reconcilerEnabled" -}}
+{{- $gate := include "wasp.gateOn" (dict "gates" .Values.server.featureGates "gate" "GenericWorkload" "default" true) -}}
+{{- if and .Values.reconciler.enabled $gate (include "wasp.reconciledPolicies" . | fromYamlArray) -}}true{{- end -}}
+{{- end -}}
+
+{{/*
+"true" when the reconciler watches and creates CompositePodGroups: a reconciled policy has a
+composite root and server.featureGates turns CompositePodGroup on (off by default in 1.37),
+the condition `wasp reconcile` itself applies (webhook/reconciler/run.py).
+*/}}
+{{- define "wasp.reconcilerComposite" -}}
+{{- $gate := include "wasp.gateOn" (dict "gates" .Values.server.featureGates "gate" "CompositePodGroup" "default" false) -}}
+{{- $composite := false -}}
+{{- range $policy := include "wasp.reconciledPolicies" . | fromYamlArray -}}
+{{- if eq $policy.spec.root.type "composite" -}}{{- $composite = true -}}{{- end -}}
+{{- end -}}
+{{- if and $gate $composite -}}true{{- end -}}
+{{- end -}}
+
+{{/*
+The policies with `spec.stamping.membership` (LeaderWorkerSet), as a YAML list: the kinds the
+webhook itself watches for the UIDs their pods' PodGroup names hash (webhook/server/identities.py,
+docs/decisions.md §28). Empty (the default install): the webhook gets no API access at all.
+*/}}
+{{- define "wasp.membershipPolicies" -}}
+{{- $out := list -}}
+{{- range $policy := include "wasp.policies" . | fromYamlArray -}}
+{{- if dig "spec" "stamping" "membership" "" $policy -}}
+{{- $out = append $out $policy -}}
+{{- end -}}
+{{- end -}}
+{{- toYaml $out -}}
 {{- end -}}
