@@ -27,6 +27,7 @@ import click
 
 from webhook.cli.audit_output import FORMATS, AuditReporter, Summary
 from webhook.cli.cluster import Cluster, Unusable, default_namespace, open_cluster, unusable
+from webhook.cli.kubeconfig_flag import kubeconfig_option
 from webhook.cli.validate import load_policy_set, with_policy_options
 from webhook.governed import foreign_gangs
 from webhook.governed.audit import (
@@ -213,12 +214,7 @@ def _namespaces(cluster: Cluster) -> t.Iterator[str]:
 
 
 @click.command()
-@click.option(
-    "--kubeconfig",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    default=None,
-    help="Kubeconfig file. Default: in-cluster configuration, then $KUBECONFIG (or ~/.kube/config).",
-)
+@kubeconfig_option
 @click.option(
     "-n", "--namespace", default=None, help="Namespace to audit.  [default: the context's, else default]"
 )

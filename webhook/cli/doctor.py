@@ -20,6 +20,7 @@ from pathlib import Path
 import click
 
 from webhook.cli.cluster import Cluster, Unusable, open_cluster, unusable
+from webhook.cli.kubeconfig_flag import kubeconfig_option
 from webhook.cli.reporters_data import dumps
 from webhook.governed.readiness import FIELD_GATES, Check, Endpoint, Expected, Facts, checks, exit_code
 from webhook.reconciler.api import ApiException, Resource
@@ -141,12 +142,7 @@ def _text(found: t.Sequence[Check], code: int) -> str:
 
 
 @click.command()
-@click.option(
-    "--kubeconfig",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    default=None,
-    help="Kubeconfig file. Default: in-cluster configuration, then $KUBECONFIG (or ~/.kube/config).",
-)
+@kubeconfig_option
 @click.option(
     "-n", "--namespace", default="wasp", show_default=True, help="The namespace wasp is installed in."
 )

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import click
 
+from webhook.cli.kubeconfig_flag import kubeconfig_option
 from webhook.cli.validate import load_policy_set, with_policy_options
 from webhook.vocab.errors import ConfigError
 from webhook.vocab.gates import FeatureGates
@@ -36,12 +37,7 @@ def _default_namespace() -> str:
 
 
 @click.command()
-@click.option(
-    "--kubeconfig",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    default=None,
-    help="Kubeconfig file. Default: in-cluster configuration, then $KUBECONFIG (or ~/.kube/config).",
-)
+@kubeconfig_option
 @with_policy_options
 @click.option(
     "--leader-elect/--no-leader-elect",
