@@ -7,7 +7,10 @@ Upstream semantics, kept exactly:
   policies, ``single`` for disruption modes);
 * constraints with an empty ``topology`` list map to unset; only ``key`` is copied;
 * a composite node maps only its composite slots and never resource claims;
-* every value is copied, so a callback can never change the caller's objects.
+* every value is copied, so a callback can never change the caller's objects;
+* a list longer than its declared ``maxItems`` (which never validates: ``TooMany``) is
+  mapped only up to one entry past that limit, so it still compiles to a list over the
+  limit, and a hostile list of any length costs no per-entry work.
 
 The mapper is total: values of the wrong JSON type (which the structural layer reports)
 are treated as unset instead of raising, because admission must never crash on input.
@@ -16,6 +19,7 @@ JSON ``null`` is unset, as Go's decoder makes it.
 
 from __future__ import annotations
 
+import itertools
 import typing as t
 
 from webhook.compiler.types import (
@@ -30,10 +34,27 @@ from webhook.compiler.types import (
     TopologyConstraint,
     WorkloadInput,
 )
+from webhook.declarative import BlockType, block_schema
 
 __all__ = [
     "disruption_kind", "map_composite", "map_constraints", "map_disruption_mode", "map_leaf", "map_policy", "policy_kind",
 ]  # fmt: skip
+
+
+def _mapped_entries(block: BlockType, *members: str) -> int:
+    """One past the declared ``maxItems`` of a list in ``block`` (the schema document decides)."""
+    schema = block_schema(block)
+    for member in members:
+        schema = schema["properties"][member]
+    return int(schema["maxItems"]) + 1
+
+
+# Leaf and composite topology share this mapper: one past the larger limit is over both.
+_TOPOLOGY_ENTRIES: t.Final = max(
+    _mapped_entries(BlockType.CONSTRAINTS, "topology"),
+    _mapped_entries(BlockType.COMPOSITE_CONSTRAINTS, "topology"),
+)
+_CLAIM_ENTRIES: t.Final = _mapped_entries(BlockType.RESOURCE_CLAIMS)
 
 
 def _int32(value: object) -> int | None:
@@ -73,7 +94,7 @@ def map_constraints(value: object) -> SchedulingConstraints | None:
     if not isinstance(topology, list) or not topology:
         return None
     entries = []
-    for entry in topology:
+    for entry in itertools.islice(topology, _TOPOLOGY_ENTRIES):
         key = entry.get("key") if isinstance(entry, dict) else None
         entries.append(TopologyConstraint(key if isinstance(key, str) else ""))
     return SchedulingConstraints(entries)
@@ -105,7 +126,7 @@ def map_resource_claims(value: object) -> list[ResourceClaim]:
     if not isinstance(value, list):
         return []
     claims = []
-    for item in value:
+    for item in itertools.islice(value, _CLAIM_ENTRIES):
         if not isinstance(item, dict):
             continue
         name = item.get("name")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 import jsonschema_rs
@@ -33,7 +34,9 @@ if TYPE_CHECKING:
     from jsonschema import ValidationError
     from jsonschema.protocols import Validator as _PyValidator
 
-__all__ = ["COMPILED", "Compiled", "compiled_schema", "fast_validator", "preload", "reference_validator"]
+__all__ = [
+    "COMPILED", "Compiled", "Limits", "compiled_schema", "fast_validator", "limits_of", "preload", "reference_validator",
+]  # fmt: skip
 
 
 class _ListMapKeysKeyword:
@@ -118,17 +121,38 @@ def fast_validator(schema: Mapping[str, Any]) -> jsonschema_rs.Validator:
     )
 
 
-class Compiled:
-    """One block's schema, its fast validator, its shape, and its reference validator (built
-    on first use; two threads that race both build one, and either is the same validator)."""
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """The part of a block's shape that leads to lists with ``maxItems``: all that the limit
+    check walks, so a value costs a few lookups there, whatever else it holds."""
 
-    __slots__ = ("_reference", "fast", "schema", "shape")
+    max_items: int | None = None
+    props: Mapping[str, Limits] = field(default_factory=dict)
+    items: Limits | None = None
+
+
+def limits_of(shape: Shape) -> Limits | None:
+    """``shape`` pruned to the paths that end at a list with ``maxItems`` (``None``: no such list)."""
+    props = {name: sub for name, member in shape.props.items() if (sub := limits_of(member)) is not None}
+    items = limits_of(shape.items) if shape.items is not None else None
+    if shape.max_items is None and not props and items is None:
+        return None
+    return Limits(shape.max_items, props, items)
+
+
+class Compiled:
+    """One block's schema, its fast validator, its shape and list limits, and its reference
+    validator (built on first use; two threads that race both build one, and either is the
+    same validator)."""
+
+    __slots__ = ("_reference", "fast", "limits", "schema", "shape")
 
     def __init__(self, block: BlockType) -> None:
         # The whole document with a root $ref keeps every definition reachable for both engines.
         self.schema: dict[str, Any] = {**DOCUMENT, "$ref": REF_PREFIX + block.value}
         self.fast: jsonschema_rs.Validator = fast_validator(self.schema)
         self.shape: Shape = shape_of(block_schema(block))
+        self.limits: Limits | None = limits_of(self.shape)
         self._reference: _PyValidator | None = None
 
     @property

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from webhook.declarative.decode import ABSENT, Loc, Seg
 from webhook.declarative.document import LIST_MAP_KEYS, NO_SHAPE, Shape, union_members
-from webhook.declarative.engines import Compiled
+from webhook.declarative.engines import Compiled, Limits
 from webhook.vocab.field import (
     FieldError,
     FieldPath,
@@ -145,28 +145,46 @@ def _translate(err: ValidationError) -> Iterator[Raw]:
         yield Raw(loc, Kind.VALUE, internal_error(at, detail))
 
 
-def over_limit(value: object, shape: Shape) -> tuple[object, list[Raw]]:
+def over_limit(value: object, limits: Limits | None) -> tuple[object, list[Raw]]:
     """``maxItems``, which validation-gen marks ShortCircuit: a list over its limit reports only
-    ``TooMany`` (neither its uniqueness nor its items are validated). Checked here, before the
-    reference engine runs, so a long list costs one error and no per-item work: the value comes
-    back with every such list emptied (copy-on-write), beside the ``TooMany`` errors."""
+    ``TooMany`` (neither its uniqueness nor its items are validated). Checked first, on the
+    value as sent (before decoding: a ``null`` item still counts, as it does in Go), so a long
+    list costs one error and no per-item work anywhere after: the value comes back with every
+    such list emptied (copy-on-write), beside the ``TooMany`` errors."""
     raws: list[Raw] = []
-    return _cut(value, shape, (), raws), raws
+    if limits is None:
+        return value, raws
+    return _cut(value, limits, (), raws), raws
 
 
-def _cut(value: object, shape: Shape, loc: Loc, raws: list[Raw]) -> object:
+def _cut(value: object, limits: Limits, loc: Loc, raws: list[Raw]) -> object:
+    # Only the members on the way to a limited list are looked at (valid input: a few dict
+    # lookups, nothing allocated).
     if isinstance(value, list):
-        if shape.max_items is not None and len(value) > shape.max_items:
-            raws.append(Raw(loc, Kind.TOO_MANY, too_many(FieldPath(loc), len(value), shape.max_items)))
+        if limits.max_items is not None and len(value) > limits.max_items:
+            raws.append(Raw(loc, Kind.TOO_MANY, too_many(FieldPath(loc), len(value), limits.max_items)))
             return []
-        items_shape = shape.items or NO_SHAPE
-        cut = [_cut(item, items_shape, (*loc, i), raws) for i, item in enumerate(value)]
-        return value if all(a is b for a, b in zip(cut, value, strict=True)) else cut
-    if isinstance(value, dict) and shape.props:
-        out = {
-            k: _cut(v, shape.props[k], (*loc, k), raws) if k in shape.props else v for k, v in value.items()
-        }
-        return value if all(out[k] is v for k, v in value.items()) else out
+        if limits.items is None:
+            return value
+        items: list[object] | None = None
+        for i, item in enumerate(value):
+            new = _cut(item, limits.items, (*loc, i), raws)
+            if items is None and new is not item:
+                items = list(value[:i])
+            if items is not None:
+                items.append(new)
+        return value if items is None else items
+    if isinstance(value, dict):
+        out: dict[object, object] | None = None
+        for name, sub in limits.props.items():
+            member = value.get(name)
+            if member is None:
+                continue
+            new = _cut(member, sub, (*loc, name), raws)
+            if new is not member:
+                out = dict(value) if out is None else out
+                out[name] = new
+        return value if out is None else out
     return value
 
 

@@ -103,20 +103,27 @@ def validate_block(
 
 def _validate(block: BlockType, value: object, path: FieldPath, old: object) -> list[FieldError]:
     compiled = COMPILED[block]
+    # maxItems short-circuits before anything else looks at the value: a list over its limit
+    # is one TooMany error and is emptied here, so none of its items is decoded or validated,
+    # whatever its length.
+    cut, too_many = over_limit(value, compiled.limits)
     scan = Scan()
-    new = normalize(value, scan)
+    new = normalize(cut, scan)
     # Valid input (the common case, create or update) ends here: ratcheting only removes errors.
-    if _use_fast_verdict and not scan.slow_only and _fast_verdict(compiled, new) is True:
+    # A cut value is invalid by its TooMany errors, whatever the fast engine says of the rest.
+    if _use_fast_verdict and not too_many and not scan.slow_only and _fast_verdict(compiled, new) is True:
         return []
     ratchet = old is not NO_OLD
     old_value: object = ABSENT  # old None: the old object did not have the block
+    # Ratcheting compares what was sent, over-limit lists included (an unchanged one is not
+    # reported): only an update that carries such a list decodes it whole.
+    whole = normalize(value, Scan()) if too_many and ratchet and old is not None else new
     if ratchet and old is not None:
         old_value = normalize(old, Scan())
-        if semantic_equal(new, old_value):
+        if semantic_equal(whole, old_value):
             return []
-    judged, too_many = over_limit(new, compiled.shape)
-    raws = short_circuit([*too_many, *enumerate_errors(compiled, judged)])
+    raws = short_circuit([*too_many, *enumerate_errors(compiled, new)])
     if ratchet:
-        raws = [raw for raw in raws if not ratcheted(raw, new, old_value, compiled.shape)]
+        raws = [raw for raw in raws if not ratcheted(raw, whole, old_value, compiled.shape)]
     raws.sort(key=lambda raw: order_key(raw, new, compiled.shape))
     return [raw.error.with_prefix(path) for raw in raws]
