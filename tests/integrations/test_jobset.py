@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from tests.integrations.chain import Chain, jobset_jobs, running_pods
-from tests.integrations.wasp_cli import field_errors, validated, wasp
+from tests.integrations.wasp_cli import field_errors, gang, validated, wasp
 from webhook.governed.reconcile import Observed, plan
 from webhook.governed.validation import validate_object
 from webhook.governed.workloads import pod_group_name
@@ -68,20 +68,11 @@ def jobset(*rjobs: t.Mapping[str, object], blocks: object = None) -> Json:
     return out
 
 
-def gang(n: int | None = None) -> Json:
-    return {"schedulingPolicy": {"gang": {} if n is None else {"minCount": n}}}
-
-
 DRIVER = {"name": "driver", "parallelism": 1, "completions": 1}
 WORKERS = {"name": "workers", "replicas": 2, "parallelism": 4, "completions": 4}
 
 
 # --- the policy and the CLI ---------------------------------------------------------------------
-
-
-def test_the_policy_fits_the_crd() -> None:
-    code, out, _ = wasp("policy", "check", POLICY, "--crd", DATA / "crd.yaml")
-    assert (code, "fits" in out) == (0, True)
 
 
 @pytest.mark.parametrize(

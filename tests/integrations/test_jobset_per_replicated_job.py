@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from tests.integrations.chain import Chain, jobset_jobs, running_pods
-from tests.integrations.wasp_cli import field_errors, wasp
+from tests.integrations.wasp_cli import field_errors, gang, wasp
 from webhook.compiler.annotations import GROUP_TEMPLATE_NAME, PARENT_COMPOSITE_POD_GROUP
 from webhook.governed.mutation import mutate_object
 from webhook.governed.reconcile import Create, Observed, plan
@@ -72,10 +72,6 @@ def jobset(
         tpl["metadata"] = {"annotations": {KEY: json.dumps(value)}} if value is not None else {}
         out["spec"]["replicatedJobs"].append({"name": name, "replicas": replicas, "template": tpl})
     return out
-
-
-def gang(n: int | None = None) -> Json:
-    return {"schedulingPolicy": {"gang": {} if n is None else {"minCount": n}}}
 
 
 # --- the policy and the CLI ---------------------------------------------------------------------

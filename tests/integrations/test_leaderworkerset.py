@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from tests.integrations.chain import Chain
-from tests.integrations.wasp_cli import field_errors, wasp
+from tests.integrations.wasp_cli import field_errors, gang, wasp
 from webhook.governed.desired_groups import identity
 from webhook.governed.membership import IdentityCache, IdentityUnavailable, with_identities
 from webhook.governed.mutation import mutate_object
@@ -67,15 +67,6 @@ def lws(blocks: object = None, *, replicas: int | None = 3, size: int | None = 4
         else:
             parent[field] = value
     return t.cast(Json, obj)
-
-
-def gang(min_count: int | None = None) -> Json:
-    return {"schedulingPolicy": {"gang": {} if min_count is None else {"minCount": min_count}}}
-
-
-def test_the_policy_fits_the_crd() -> None:
-    code, out, _ = wasp("policy", "check", POLICY, "--crd", DATA / "crd.yaml")
-    assert (code, "fits" in out) == (0, True)
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from tests.integrations.chain import Chain
-from tests.integrations.wasp_cli import compiled, validated, wasp
+from tests.integrations.wasp_cli import compiled, gang, validated
 from webhook.policy import PolicySet, load_policy_file
 from webhook.policy.integrations import integration_paths
 from webhook.vocab.gates import FeatureGates
@@ -46,15 +46,6 @@ def raycluster(blocks: object = None, *groups: Json) -> Json:
             for i, g in enumerate(groups)
         ]
     return t.cast(Json, obj)
-
-
-def gang(min_count: int | None = None) -> Json:
-    return {"schedulingPolicy": {"gang": {} if min_count is None else {"minCount": min_count}}}
-
-
-def test_the_policy_fits_the_crd() -> None:
-    code, out, _ = wasp("policy", "check", POLICY, "--crd", DATA / "crd.yaml")
-    assert (code, "fits" in out) == (0, True)
 
 
 @pytest.mark.parametrize(

@@ -105,11 +105,6 @@ SUBMITTER = {"rayjob-sample-0": "the submitter pod runs once the cluster is up: 
 # --- the policy and the CLI ---------------------------------------------------------------------
 
 
-def test_the_policy_fits_the_crd() -> None:
-    code, out, _ = wasp("policy", "check", POLICY, "--crd", DATA / "crd.yaml")
-    assert (code, "fits" in out) == (0, True)
-
-
 def test_policy_check_walks_the_child_templates_through_the_child_crds_in_the_same_file(
     tmp_path: Path,
 ) -> None:

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from tests.integrations.chain import Chain
-from tests.integrations.wasp_cli import compiled, field_errors, validated, wasp
+from tests.integrations.wasp_cli import compiled, field_errors, gang, validated, wasp
 from webhook.policy import PolicySet
 from webhook.policy.integrations import integration_paths
 
@@ -43,15 +43,6 @@ def vcjob(blocks: object = None, replicas: t.Sequence[int | None] = (1, 2)) -> J
         for i, n in enumerate(replicas)
     ]
     return t.cast(Json, obj)
-
-
-def gang(min_count: int | None = None) -> Json:
-    return {"schedulingPolicy": {"gang": {} if min_count is None else {"minCount": min_count}}}
-
-
-def test_the_policy_fits_the_crd() -> None:
-    code, out, _ = wasp("policy", "check", POLICY, "--crd", DATA / "crd.yaml")
-    assert (code, "fits" in out) == (0, True)
 
 
 def test_the_sample_is_valid(tmp_path: Path) -> None:

@@ -1,4 +1,5 @@
-"""``wasp`` in process for the integration tests, and the ``(type, field)`` of its JSON verdicts."""
+"""``wasp`` in process for the integration tests, the ``(type, field)`` of its JSON verdicts, and
+the blocks the tests write."""
 
 from __future__ import annotations
 
@@ -38,3 +39,8 @@ def compiled(tmp_path: Path, obj: object, *flags: object) -> list[dict[str, t.An
     code, out, err = wasp("compile", *flags, "-o", "json", path)
     assert code == 0, err
     return t.cast(list[dict[str, t.Any]], json.loads(out)["items"])
+
+
+def gang(min_count: int | None = None) -> dict[str, t.Any]:
+    """The blocks of a gang, of ``min_count`` pods (unset: the pod count)."""
+    return {"schedulingPolicy": {"gang": {} if min_count is None else {"minCount": min_count}}}
