@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from tests.integrations.chain import Chain, jobset_jobs, running_pods
-from tests.integrations.wasp_cli import field_errors, gang, validated, wasp
+from tests.integrations.wasp_cli import gang, validated, wasp
 from webhook.governed.reconcile import Observed, plan
 from webhook.governed.validation import validate_object
 from webhook.governed.workloads import pod_group_name
@@ -224,31 +224,52 @@ def _with_rjob_blocks(obj: Json, blocks: object) -> Json:
     return obj
 
 
-def test_a_replicated_jobs_annotation_is_not_read(policies: PolicySet) -> None:
-    # The gang is the JobSet's (6), whatever a replicated job's template annotation says (1):
-    # JobSet copies it onto the Jobs, where the Job policy reads spec.scheduling only.
-    obj = _with_rjob_blocks(jobset(blocks=gang(6)), gang(1))
-    chain = Chain(policies)
-    for job in jobset_jobs(chain, chain.create(obj)):
-        assert json.loads(job["metadata"]["annotations"][KEY]) == gang(1)
-        chain.job_pods(job, running_pods(job))
-    assert len(chain.check()) == 6
-    [_, group] = plan_objects(obj, policies)
-    assert group["spec"]["schedulingPolicy"] == {"gang": {"minCount": 6}}
+def _both_rjobs_with_blocks() -> Json:
+    obj = jobset(DRIVER, WORKERS)
+    for rjob in obj["spec"]["replicatedJobs"]:
+        rjob["template"]["metadata"] = {"annotations": {KEY: json.dumps(gang(1))}}
+    return obj
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the policy format cannot refuse a field of every list element when the node has no "
-    "blocks (exclusiveWith takes fixed paths, fires only beside the node's blocks, and makes "
-    "`wasp compile` call the group user-managed); needs a webhook change",
+def _rjob_blocks_at(i: int) -> str:
+    return f"spec.replicatedJobs[{i}].template.metadata.annotations[{KEY}]"
+
+
+@pytest.mark.parametrize(
+    ("obj", "expected"),
+    [
+        pytest.param(
+            _with_rjob_blocks(jobset(), gang(6)),
+            [("FieldValueForbidden", _rjob_blocks_at(0))],
+            id="blocks on a replicated job are refused at their own field, not ignored",
+        ),
+        pytest.param(
+            _with_rjob_blocks(jobset(blocks=gang(6)), gang(1)),
+            [("FieldValueForbidden", _rjob_blocks_at(0))],
+            id="beside the JobSet's own blocks too",
+        ),
+        pytest.param(
+            _both_rjobs_with_blocks(),
+            [("FieldValueForbidden", _rjob_blocks_at(0)), ("FieldValueForbidden", _rjob_blocks_at(1))],
+            id="every replicated job that has them",
+        ),
+    ],
 )
-def test_a_replicated_jobs_annotation_is_refused_at_its_field(tmp_path: Path) -> None:
-    path = tmp_path / "jobset.yaml"
-    path.write_text(yaml.safe_dump(_with_rjob_blocks(jobset(), gang(6))))
-    _, out, _ = wasp("validate", "--integrations", "jobset", "-o", "json", path)
-    rjob = f"spec.replicatedJobs[0].template.metadata.annotations[{KEY}]"
-    assert field_errors(out) == [("FieldValueForbidden", rjob)]
+def test_a_replicated_jobs_annotation_is_refused_at_its_field(
+    tmp_path: Path, obj: Json, expected: list[tuple[str, str]]
+) -> None:
+    assert validated(tmp_path, obj, "--integrations", "jobset") == (expected, 1)
+
+
+def test_a_refused_field_the_stored_jobset_already_has_is_let_through_on_update(policies: PolicySet) -> None:
+    # Ratcheting, as for every rule: a JobSet stored before the policy refused the field can
+    # still be updated (its other fields), and a new value is refused.
+    old = _with_rjob_blocks(jobset(), gang(6))
+    assert validate_object(copy.deepcopy(old), old, policies=policies).errors == ()
+    changed = _with_rjob_blocks(jobset(), gang(5))
+    assert [(e.type.value, str(e.path)) for e in validate_object(changed, old, policies=policies).errors] == [
+        ("FieldValueForbidden", _rjob_blocks_at(0))
+    ]
 
 
 def plan_objects(obj: Json, policies: PolicySet) -> list[Json]:

@@ -225,3 +225,44 @@ def test_a_repeated_leafs_group_count_is_checked_like_a_pod_count(
     found = problems(tmp_path, REPEATED_POLICY.replace("GROUPS", groups))
     assert [where for where, _ in found] == ["spec.root.groups.path"]
     assert says in found[0][1]
+
+
+REFUSED_POLICY = """\
+apiVersion: wasp.dev/v1alpha1
+kind: SchedulingIntegration
+metadata:
+  name: mpijob-refusing
+spec:
+  target: {group: kubeflow.org, versions: [v2beta1], kind: MPIJob, resource: mpijobs}
+  allowedPolicies: [basic, gang]
+  allowedDisruptionModes: [single, all]
+  root:
+    type: leaf
+    path: "metadata.annotations[scheduling.wasp.dev/blocks]"
+    encoding: json
+    templateName: "{name}"
+    minCountDefault: none
+  refusedFields:
+  - {FOREACH}path: PATH
+    message: read elsewhere
+"""
+
+
+@pytest.mark.parametrize(
+    ("for_each", "path", "expected"),
+    [
+        pytest.param("", "spec.mpiReplicaSpecs", [], id="a field the CRD has"),
+        pytest.param("", "spec.scheduling", ["spec.refusedFields[0].path"], id="a field the CRD lacks"),
+        pytest.param(
+            "forEach: spec.mpiReplicaSpecs\n    ",
+            "replicas",
+            ["spec.refusedFields[0].forEach"],
+            id="forEach over a map is not a list",
+        ),
+    ],
+)
+def test_refused_fields_are_walked_through_the_crd(
+    tmp_path: Path, for_each: str, path: str, expected: list[str]
+) -> None:
+    text = REFUSED_POLICY.replace("{FOREACH}", for_each).replace("PATH", path)
+    assert [where for where, _ in problems(tmp_path, text)] == expected

@@ -117,6 +117,7 @@ def validate_governed(
         errors.extend(_exclusive_fields(node, old))
     if old_root is not None:
         errors.extend(update_errors(policy, nodes, stored))
+    errors.extend(_refused_fields(policy, obj, old))
     _advice(tree, nodes, gates, warnings, any_block=present)
     if policy.notice is not None and any(node.block is not None for node in nodes):
         warnings.append(policy.notice)  # the policy author's own word to its users
@@ -228,6 +229,26 @@ def _exclusive_fields(node: ObjectNode, old: Obj | None) -> list[FieldError]:
                     node.path, f"may not be set together with {node.context_path / other}", origin="exclusive"
                 )
             )
+    return errors
+
+
+def _refused_fields(policy: Policy, obj: Obj, old: Obj | None) -> list[FieldError]:
+    """``spec.refusedFields``: each set one is Forbidden at its own path (blocks written where
+    the policy does not read them would otherwise be ignored in silence). On update a value
+    the stored object holds at the same place is let through, as ratcheting does."""
+    errors = []
+    for refused in policy.refused_fields:
+        if refused.for_each is None:
+            places = [refused.path]
+        else:
+            items = get_path(obj, refused.for_each)
+            count = len(items) if isinstance(items, list) else 0
+            places = [refused.for_each.index(i) / refused.path for i in range(count)]
+        for place in places:
+            value = get_path(obj, place)
+            if value is None or (old is not None and semantic_equal(value, get_path(old, place))):
+                continue
+            errors.append(forbidden(place, refused.message, origin="refusedField"))
     return errors
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import typing as t
 from dataclasses import dataclass
 
-from webhook.policy.model import NodeSpec, Policy
+from webhook.policy.model import NodeSpec, Policy, RefusedField
 from webhook.vocab.field import FieldPath, Key
 
 __all__ = ["Problem", "check_against_crd", "check_child_templates", "crd_identity", "crd_versions"]
@@ -88,9 +88,28 @@ def check_against_crd(policy: Policy, crd: Schema) -> list[Problem]:
             problems.append(Problem("spec.target.versions", f"the CRD has no schema for version {version!r}"))
             continue
         walker = _Walker(version if len(policy.versions) > 1 else None)
-        walker.node(policy.root, "spec.root", _with_metadata(schema))
+        root = _with_metadata(schema)
+        walker.node(policy.root, "spec.root", root)
+        for i, refused in enumerate(policy.refused_fields):
+            _refused_field(walker, root, refused, f"spec.refusedFields[{i}]")
         problems.extend(walker.problems)
     return problems
+
+
+def _refused_field(walker: _Walker, root: Schema, refused: RefusedField, where: str) -> None:
+    """A refused field must exist in the CRD (one it lacks is pruned: refusing it is moot), in
+    every element of its ``forEach`` list."""
+    context: Schema | None = root
+    if refused.for_each is not None:
+        found = walker.resolve(root, refused.for_each, f"{where}.forEach")
+        context = None
+        if found is not None and (_open(found) or found.get("type") == "array"):
+            items = found.get("items")
+            context = items if isinstance(items, dict) else _ANY
+        elif found is not None:
+            walker.fail(f"{where}.forEach", f"{refused.for_each} is {_describe(found)}, not a list")
+    if context is not None:
+        walker.resolve(context, refused.path, f"{where}.path")
 
 
 def check_child_templates(policy: Policy, crds: t.Iterable[Schema]) -> list[Problem]:

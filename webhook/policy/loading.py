@@ -18,7 +18,7 @@ import jsonschema_rs
 from webhook.compiler.types import DisruptionKind, PolicyKind
 from webhook.policy.childtemplates import load_child_templates
 from webhook.policy.membership import load_membership
-from webhook.policy.model import DefaultRule, NodeSpec, PodCount, Policy
+from webhook.policy.model import DefaultRule, NodeSpec, PodCount, Policy, RefusedField
 from webhook.policy.schema import POLICY_SCHEMA
 from webhook.vocab.errors import PolicyError
 from webhook.vocab.field import FieldPath
@@ -298,6 +298,18 @@ def parse_policy(source: str, doc: object) -> Policy:
         warnings=tuple(warnings),
         enforcement=spec.get("enforcement", "deny"),
         notice=spec.get("notice"),
+        refused_fields=tuple(
+            RefusedField(
+                path=loader.path(f"spec.refusedFields[{i}].path", entry["path"]),
+                message=entry["message"],
+                for_each=(
+                    loader.path(f"spec.refusedFields[{i}].forEach", entry["forEach"])
+                    if "forEach" in entry
+                    else None
+                ),
+            )
+            for i, entry in enumerate(spec.get("refusedFields", []))
+        ),
     )
 
 

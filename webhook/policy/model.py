@@ -30,6 +30,7 @@ __all__ = [
     "NodeSpec",
     "PodCount",
     "Policy",
+    "RefusedField",
     "TemplateMapping",
     "UpdateRules",
 ]
@@ -105,6 +106,16 @@ class NodeSpec:
         yield self
         for child in self.children:
             yield from child.walk()
+
+
+@dataclass(frozen=True, slots=True)
+class RefusedField:
+    """A field the object must not set (``spec.refusedFields``): ``path`` of the object, or of
+    every element of the list ``for_each``; ``message`` says where the policy reads instead."""
+
+    path: FieldPath
+    message: str
+    for_each: FieldPath | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,6 +218,7 @@ class Policy:
     enforcement: Enforcement = "deny"
     # A warning for every object of this kind that carries blocks (``spec.notice``).
     notice: str | None = None
+    refused_fields: tuple[RefusedField, ...] = ()
     # Derived once: the compiler options every review of this kind uses. The compiler's own
     # declarative layer is off, because the structural layer has judged the whole embedding
     # already (the 1.37 Job path does the same).

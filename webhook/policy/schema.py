@@ -178,6 +178,28 @@ POLICY_SCHEMA: t.Final[dict[str, t.Any]] = {
                     },
                 },
                 "featureGate": {"type": "string", "minLength": 1},
+                "refusedFields": {
+                    "type": "array",
+                    "description": "Fields the object must not set because wasp would not read them "
+                    "(blocks written where this policy does not look): each set one is Forbidden at its "
+                    "own path, with the message; on update an unchanged value is let through.",
+                    "items": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "required": ["path", "message"],
+                        "properties": {
+                            "forEach": {
+                                **_PATH,
+                                "description": "A list of the object: the path is refused in every element.",
+                            },
+                            "path": {
+                                **_PATH,
+                                "description": "The field, relative to the object or to each element.",
+                            },
+                            "message": {"type": "string", "minLength": 1, "maxLength": 200},
+                        },
+                    },
+                },
                 "notice": {
                     "type": "string",
                     "minLength": 1,
