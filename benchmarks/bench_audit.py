@@ -10,9 +10,10 @@ then ``wasp audit -A -o json`` runs as its own process and the benchmark reports
 * the audit process's peak resident memory (its VmHWM, polled every 20 ms), and the same for
   an audit of an empty cluster (the interpreter, wasp and the client: the floor).
 
-The default cases: 1,000 and 10,000 objects, 100 per namespace (memory should not grow: the
-audit holds one page, plus one namespace's slim index), and 10,000 in one namespace (the
-index of that namespace's scheduling objects is the part that grows; see docs/audit.md).
+The default cases: 1,000 and 10,000 objects, 100 per namespace, and 10,000 in one namespace.
+Memory should grow in none of them: the audit holds one page of governed objects and the
+scheduling objects that page can match; the rest of a namespace's index is in a temporary
+SQLite file (webhook/cli/audit_index.py; see docs/audit.md).
 
 Run:  python benchmarks/bench_audit.py [--cases 1000:100 10000:100 10000:0] [--chunk-size 500]
 """

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import typing as t
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -130,6 +131,14 @@ def test_text_and_junit_name_the_findings_and_the_summary(world, output: str) ->
             and '<testsuite name="ml"' in out
             and '<failure type="FieldValueInvalid"' in out
         )
+        # Well formed, and each suite's counts are its own cases' (they wait in a spooled file).
+        every = cluster.run("audit", "-A", "-o", "junit", *POLICY_ARGS)[1]
+        suites = ET.fromstring(every).findall("testsuite")
+        assert len(suites) >= 2
+        for suite in suites:
+            cases = suite.findall("testcase")
+            assert int(suite.get("tests", "-1")) == len(cases) > 0
+            assert int(suite.get("failures", "-1")) == sum(1 for c in cases if c.find("failure") is not None)
 
 
 def test_a_clean_namespace_exits_0(world) -> None:

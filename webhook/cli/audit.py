@@ -4,13 +4,14 @@ Read-only. The judgements are pure (:mod:`webhook.governed.audit`,
 :mod:`webhook.governed.foreign_gangs`); this module reads the cluster and feeds them.
 
 Memory: the audit goes namespace by namespace (every join is within a namespace). In each,
-the Workloads, PodGroups and CompositePodGroups are read page by page into the reconciler's
-own index (:class:`webhook.reconciler.world.World`), slimmed to what discovery reads (no
-status, annotations or managedFields); pods are read page by page and only counted (pods
-without a ``schedulingGroup`` per controller, members per foreign gang); then governed
-objects are read page by page and judged one at a time. What is held is one page, plus the
-slim index of one namespace's scheduling objects and its foreign-gang counters; it does not
-grow with the number of namespaces or of governed objects or pods.
+the Workloads, PodGroups and CompositePodGroups are read page by page into an on-disk index
+(:class:`webhook.cli.audit_index.NamespaceIndex`), slimmed to what discovery reads; pods are
+read page by page and only counted (pods without a ``schedulingGroup`` per controller,
+members per foreign gang); then governed objects are read page by page, and for each page
+the reconciler's own index (:class:`webhook.reconciler.world.World`) is filled with just the
+scheduling objects that page's objects could match, and each object is judged from it. What
+is held is one page and its candidates, plus the namespace's foreign-gang counters; it does
+not grow with the number of namespaces, governed objects, scheduling objects or pods.
 
 Exit codes: 0 no error finding (warnings too with ``--strict``), 1 findings, 2 the cluster
 cannot be read (configuration, connection, permissions, a bad selector).
@@ -25,6 +26,7 @@ from pathlib import Path
 
 import click
 
+from webhook.cli.audit_index import NamespaceIndex
 from webhook.cli.audit_output import FORMATS, AuditReporter, Summary
 from webhook.cli.cluster import Cluster, Unusable, default_namespace, open_cluster, unusable
 from webhook.cli.kubeconfig_flag import kubeconfig_option
@@ -41,30 +43,13 @@ from webhook.governed.audit import (
 )
 from webhook.policy import PolicySet
 from webhook.reconciler.api import BY_KIND, PODS, Resource
-from webhook.reconciler.world import World, slim_pod
 
-__all__ = ["audit", "policies_from", "slim"]
+__all__ = ["audit", "policies_from"]
 
 Json = dict[str, t.Any]
 NAMESPACES: t.Final = Resource("", "v1", "namespaces", "Namespace")
 # (system, gang name) -> [the ForeignGang, member pods, members that also name a native PodGroup]
 Tally = dict[tuple[str, str], list[t.Any]]
-
-
-_META: t.Final = ("name", "namespace", "uid", "resourceVersion", "labels", "ownerReferences")
-# A group's plan reads only these; a Workload's whole spec is kept (a delegated child's
-# PodGroup is built from its parent's templates).
-_GROUP_SPEC: t.Final = ("workloadRef", "schedulingPolicy", "parentCompositePodGroupName")
-
-
-def slim(obj: Json) -> Json:
-    """What discovery and the plan read of a scheduling object (see the module docstring)."""
-    m = obj.get("metadata") or {}
-    spec = obj.get("spec")
-    if obj.get("kind") != "Workload" and isinstance(spec, dict):
-        spec = {k: spec[k] for k in _GROUP_SPEC if k in spec}
-    return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"),
-            "metadata": {k: m[k] for k in _META if k in m}, "spec": spec}  # fmt: skip
 
 
 class Progress:
@@ -113,7 +98,10 @@ class Audit:
         self.reporter.object(ref, found)
 
     def namespace(self, ns: str, index: int, total: int) -> None:
-        world = World()
+        with NamespaceIndex() as store:
+            self._namespace(ns, index, total, store)
+
+    def _namespace(self, ns: str, index: int, total: int, store: NamespaceIndex) -> None:
         s = self.summary
 
         def tick(what: str) -> None:
@@ -128,7 +116,7 @@ class Audit:
                 for obj in page:
                     s.scheduling_objects += 1
                     self.emit(object_ref(obj), judge_scheduling_object(obj, self.policies))
-                    world.scheduling_changed(kind, None, slim(obj))
+                store.add_scheduling(kind, page)
                 tick(f"{s.scheduling_objects} scheduling objects")
         gangs: Tally = {}
         for system, resource in self.foreign:
@@ -136,32 +124,35 @@ class Audit:
                 for obj in page:
                     gang = foreign_gangs.from_pod_group(system, obj)
                     gangs[(system, gang.name)] = [gang, 0, 0]
-        pod_groups = world.objects["PodGroup"]
+
+        def pod_group_exists(namespace: str, name: str) -> bool:
+            return namespace == ns and store.has("PodGroup", name)
+
         for page in self.cluster.pages(PODS, ns):
+            store.add_pods(page)
             for pod in page:
                 s.pods += 1
-                world.pod_changed(None, slim_pod(pod))
-                found = judge_pod(pod, lambda n, name: (n, name) in pod_groups)
+                found = judge_pod(pod, pod_group_exists)
                 if found:
                     self.emit(object_ref(pod), found)
                 self._count_members(pod, ns, gangs)
             tick(f"{s.pods} pods")
         for gang, members, native in gangs.values():
             self._foreign(gang, members, native)
-        seen: set[str] = set()  # governed uids of the namespace, for the orphans
         for resource in self.governed:
             for page in self.cluster.pages(resource, ns, selector=self.selector):
+                # The governed uids of the namespace, for the orphans.
+                store.add_governed(str((obj.get("metadata") or {}).get("uid", "")) for obj in page)
+                world = store.world_for(page)  # what this page's plans can match, and no more
                 for obj in page:
                     s.objects += 1
-                    seen.add(str((obj.get("metadata") or {}).get("uid", "")))
-                    found = judge(obj, self.policies, world.observe(obj), groups=self.was)
+                    found = judge(obj, self.policies, store.observe(world, obj), groups=self.was)
                     self.emit(object_ref(obj), found)
                 tick(f"{resource.plural}")
         if not self.selector:  # with a selector, unselected owners would look like none
-            for objects in world.objects.values():
-                for obj in objects.values():
-                    if found := judge_orphan(obj, seen):
-                        self.emit(object_ref(obj), found)
+            for obj in store.objects():
+                if found := judge_orphan(obj, store.governed):
+                    self.emit(object_ref(obj), found)
         s.namespaces += 1
         self.reporter.namespace_done(ns)
 

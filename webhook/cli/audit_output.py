@@ -7,6 +7,8 @@ output holds no more than one namespace's findings.
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 import typing as t
 from dataclasses import dataclass, field
 from xml.sax.saxutils import quoteattr
@@ -119,8 +121,11 @@ class JunitAudit(AuditReporter):
     name = "junit"
 
     def start(self) -> None:
-        self.cases: list[str] = []
-        self.failures = 0
+        # A <testsuite> states its counts before its cases, so a namespace's cases wait in a
+        # spooled temporary file (memory up to 1 MiB, then disk): the audit holds one page of
+        # objects, not one namespace's worth of report lines.
+        self.cases: t.IO[str] = tempfile.SpooledTemporaryFile(max_size=1 << 20, mode="w+", encoding="utf-8")
+        self.tests = self.failures = 0
         self.stream.write('<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="wasp audit">\n')
 
     def object(self, ref: Json, found: t.Sequence[Finding]) -> None:
@@ -133,17 +138,24 @@ class JunitAudit(AuditReporter):
                 body.append(f"<failure type={quoteattr(f.type)} message={quoteattr(text)}/>")
             else:
                 body.append(f"<system-out>{_escape(f.severity + ': ' + text)}</system-out>")
+        self.tests += 1
         self.failures += any(f.severity == "error" for f in found)
-        self.cases.append(f"    <testcase name={name} classname={classname}>{''.join(body)}</testcase>")
+        self.cases.write(f"    <testcase name={name} classname={classname}>{''.join(body)}</testcase>\n")
 
     def namespace_done(self, namespace: str) -> None:
-        if self.cases:
-            self.stream.write(f'  <testsuite name={quoteattr(namespace or "(cluster)")} tests="{len(self.cases)}" '
-                              f'failures="{self.failures}">\n' + "\n".join(self.cases) + "\n  </testsuite>\n")  # fmt: skip
-        self.cases, self.failures = [], 0
+        if self.tests:
+            self.stream.write(f'  <testsuite name={quoteattr(namespace or "(cluster)")} tests="{self.tests}" '
+                              f'failures="{self.failures}">\n')  # fmt: skip
+            self.cases.seek(0)
+            shutil.copyfileobj(self.cases, self.stream)
+            self.stream.write("  </testsuite>\n")
+        self.cases.seek(0)
+        self.cases.truncate()
+        self.tests = self.failures = 0
 
     def finish(self, summary: Summary, code: int) -> None:
         self.namespace_done("(cluster)")
+        self.cases.close()
         self.stream.write(f"  <!-- {_escape(summary.text())} -->\n</testsuites>\n")
 
 
