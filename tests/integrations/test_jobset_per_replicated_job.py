@@ -284,3 +284,32 @@ def _converge(obj: Json, policies: PolicySet) -> list[Create]:
             (workloads if w.kind == "Workload" else groups).append(body)
         out.extend(writes)
     raise AssertionError("did not converge")
+
+
+@pytest.mark.parametrize(
+    ("mode", "noted"), [pytest.param("stamp", 0, id="stamp"), pytest.param("delegate", 1, id="delegate")]
+)
+def test_compile_says_which_pod_groups_the_job_controller_creates(
+    tmp_path: Path, mode: str, noted: int
+) -> None:
+    # The delegated leaves' PodGroups are compiled under the names the Job controller gives
+    # them; wasp reconcile does not create them, and wasp compile says so on stderr.
+    doc = yaml.safe_load(POLICY.read_text())
+    if mode == "delegate":
+        doc["spec"]["stamping"]["childTemplates"][0].update(
+            mode="delegate", children={"path": "replicas", "default": 1}
+        )
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(yaml.safe_dump(doc))
+    code, out, err = wasp(
+        "compile",
+        "--policies",
+        policy,
+        "--feature-gates",
+        "CompositePodGroup=true",
+        "--uid",
+        "u",
+        EXAMPLE / "jobset.yaml",
+    )
+    assert code == 0, err
+    assert err.count("is created by the Job controller for the delegated Job") == noted

@@ -24,6 +24,7 @@ import yaml
 from webhook.cli.checker import ExitCode, stderr_line
 from webhook.cli.loader import STDIN, Document, LoadError, expand_paths, load_source
 from webhook.cli.validate import load_policy_set, with_policy_options
+from webhook.governed.delegation import delegated_templates
 from webhook.governed.result import Status
 from webhook.governed.tree import get_path
 from webhook.governed.validation import validate_object
@@ -85,6 +86,18 @@ def compile_document(
     return compile_object(policy, obj, uid=used).objects(), used
 
 
+def _delegated_pod_groups(
+    policy: Policy, obj: t.Mapping[str, t.Any], objects: list[dict[str, t.Any]], policies: PolicySet
+) -> list[str]:
+    """Names of the compiled PodGroups of delegated leaves (same names, another creator)."""
+    delegated = delegated_templates(policy, obj, policies.gates)
+    return [
+        o["metadata"]["name"]
+        for o in objects
+        if o.get("kind") == "PodGroup" and o["spec"].get("workloadRef", {}).get("templateName") in delegated
+    ]
+
+
 def _compile_all(
     policies: PolicySet, sources: list[str], uid: str | None, verbose: bool
 ) -> tuple[list[tuple[str, list[dict[str, t.Any]], bool]], ExitCode]:
@@ -124,6 +137,11 @@ def _compile_all(
                     stderr_line(f"wasp: {where}: cannot compile: {exc}")
                     code = max(code, ExitCode.INVALID)
                     continue
+                for name in _delegated_pod_groups(policy, obj, objects, policies):
+                    stderr_line(
+                        f"wasp: {where}: note: PodGroup {name} is created by the Job controller for the "
+                        "delegated Job (mode: delegate), not by wasp reconcile"
+                    )
                 out.append((where, objects, used == PLACEHOLDER_UID))
         except LoadError as exc:
             stderr_line(f"wasp: {exc}")

@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import typing as t
 
-from webhook.governed.tree import ObjectNode, get_path
+from webhook.governed.tree import ObjectNode, build_tree, get_path
 from webhook.policy import ChildTemplate, Policy
 from webhook.vocab.gates import FeatureGates
 
-__all__ = ["JOB_GATE", "clashes", "delegated_leaves", "delegates", "leaves_of"]
+__all__ = ["JOB_GATE", "clashes", "delegated_leaves", "delegated_templates", "delegates", "leaves_of"]
 
 JOB_GATE: t.Final = "WorkloadWithJob"
 
@@ -54,6 +54,15 @@ def delegated_leaves(policy: Policy, gates: FeatureGates) -> frozenset[str]:
         if delegates(child, gates):
             out |= leaves_of(policy, child)
     return out
+
+
+def delegated_templates(policy: Policy, obj: t.Mapping[str, t.Any], gates: FeatureGates) -> frozenset[str]:
+    """The template names of ``obj``'s delegated leaves, whose PodGroups the Job controller
+    creates (the reconciler leaves them out; ``wasp compile`` says so)."""
+    leaves = delegated_leaves(policy, gates)
+    if not leaves:
+        return frozenset()
+    return frozenset(n.template_name for n in build_tree(policy, obj)[0].walk() if n.spec.id in leaves)
 
 
 def clashes(policy: Policy, tree: ObjectNode, gates: FeatureGates) -> list[str]:

@@ -31,7 +31,7 @@ from webhook.compiler.annotations import GROUP_TEMPLATE_NAME, parent_composite_p
 from webhook.compiler.builder import Builder
 from webhook.compiler.names import generate_pod_group_name
 from webhook.compiler.types import BuildOptions
-from webhook.governed.delegation import clashes, delegated_leaves
+from webhook.governed.delegation import clashes, delegated_leaves, delegated_templates
 from webhook.governed.layering import outer_owner
 from webhook.governed.reconcile_model import (
     WAS_AWARE_KINDS,
@@ -178,7 +178,7 @@ def plan(obj: Obj, policies: PolicySet, observed: Observed, *, memo: Memo | None
             memo[uid] = (version, outcome)
     if isinstance(outcome, Report):
         return Plan(reports=(outcome,))
-    return _plan_root(obj, outcome, observed, _delegated_templates(policy, obj, policies))
+    return _plan_root(obj, outcome, observed, delegated_templates(policy, obj, policies.gates))
 
 
 def _compile(obj: Obj, policy: Policy, policies: PolicySet) -> Compiled | Report:
@@ -201,14 +201,6 @@ def _compile(obj: Obj, policy: Policy, policies: PolicySet) -> Compiled | Report
         return compile_object(policy, obj, uid=string(meta(obj).get("uid")))
     except BuildError as exc:
         return warn("FailedWorkloadCompilation", str(exc))
-
-
-def _delegated_templates(policy: Policy, obj: Obj, policies: PolicySet) -> frozenset[str]:
-    """The template names of ``obj``'s delegated leaves, whose PodGroups the Job controller creates."""
-    leaves = delegated_leaves(policy, policies.gates)
-    if not leaves:
-        return frozenset()
-    return frozenset(n.template_name for n in build_tree(policy, obj)[0].walk() if n.spec.id in leaves)
 
 
 def _plan_root(
