@@ -37,6 +37,7 @@ import orjson
 from tests.standin.store import ApiError, Resource, Store
 
 Json = dict[str, t.Any]
+_EVENTS_PER_CHUNK: t.Final = 256  # an initial list of 10,000s of objects goes out in bounded pieces
 
 
 class StandInServer(ThreadingHTTPServer):
@@ -249,9 +250,13 @@ class Handler(BaseHTTPRequestHandler):
         else:
             self._send(200, store.delete(key, ns, t.cast(str, name)))
 
-    def _chunk(self, event: Json) -> None:
-        data = orjson.dumps(event) + b"\n"
-        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+    def _chunk(self, events: t.Sequence[Json]) -> None:
+        """Events as newline-delimited JSON in one HTTP chunk: kube-apiserver flushes a watch
+        only when no further event is pending, so events that are ready together travel
+        together (one write here, one read for the client)."""
+        for start in range(0, len(events), _EVENTS_PER_CHUNK):
+            data = b"".join(orjson.dumps(e) + b"\n" for e in events[start : start + _EVENTS_PER_CHUNK])
+            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
         self.wfile.flush()
 
     def _watch(self, key: str, namespace: str | None, query: dict[str, str]) -> None:
@@ -265,7 +270,7 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         since = query.get("resourceVersion", "")
         pending: list[Json] = []
-        with store.cond:
+        with store.lock:
             generation = store.generation
             if since in ("", "0"):
                 items, last = store.items(key, namespace)
@@ -277,8 +282,8 @@ class Handler(BaseHTTPRequestHandler):
         next_bookmark = time.monotonic() + self.server.bookmark_interval
         try:
             while last >= 0:
-                for event in pending:
-                    self._chunk(event)
+                if pending:
+                    self._chunk(pending)
                 pending = []
                 now = time.monotonic()
                 if now >= deadline:
@@ -286,9 +291,9 @@ class Handler(BaseHTTPRequestHandler):
                 if bookmarks and now >= next_bookmark:
                     bookmark = {"kind": resource.kind, "apiVersion": resource.api_version,
                                 "metadata": {"resourceVersion": str(last)}}  # fmt: skip
-                    self._chunk({"type": "BOOKMARK", "object": bookmark})
+                    self._chunk([{"type": "BOOKMARK", "object": bookmark}])
                     next_bookmark = now + self.server.bookmark_interval
-                with store.cond:
+                with store.lock:
                     if store.generation != generation:
                         break  # a dropped connection, as a load balancer or apiserver restart does
                     if last < store.horizon[key]:
@@ -296,7 +301,7 @@ class Handler(BaseHTTPRequestHandler):
                         continue
                     log = store.logs[key]
                     if not log or log[-1][0] <= last:
-                        store.cond.wait(timeout=min(deadline, next_bookmark) - now)
+                        store.changed[key].wait(timeout=min(deadline, next_bookmark) - now)
                     fresh = []
                     for rv, kind, obj in reversed(log):
                         if rv <= last:
@@ -305,8 +310,8 @@ class Handler(BaseHTTPRequestHandler):
                             fresh.append({"type": kind, "object": obj})
                     fresh.reverse()
                     pending, last = fresh, store.rv
-            for event in pending:
-                self._chunk(event)
+            if pending:
+                self._chunk(pending)
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):

@@ -108,7 +108,11 @@ class Store:
         }
         self.horizon: dict[str, int] = dict.fromkeys(self.resources, 0)  # oldest rv a watch may resume from
         self.rv = 0
-        self.cond = threading.Condition()
+        # One lock over all state, as one etcd revision orders every resource; but one
+        # condition per resource, as kube-apiserver's watch cache per resource: a write wakes
+        # only the watch streams of its own resource.
+        self.lock = threading.RLock()
+        self.changed = {key: threading.Condition(self.lock) for key in self.resources}
         self.faults = Faults()
         self.requests: dict[str, int] = {}
         self.generation = 0  # bumped by drop_watches: open streams end
@@ -122,7 +126,7 @@ class Store:
         if len(log) == log.maxlen:
             self.horizon[key] = log[0][0]
         log.append((self.rv, kind, obj))
-        self.cond.notify_all()
+        self.changed[key].notify_all()
 
     def _stamp(self, obj: Json) -> None:
         self.rv += 1
@@ -143,7 +147,7 @@ class Store:
         if resource.namespaced:
             meta["namespace"] = namespace
         obj["apiVersion"], obj["kind"] = resource.api_version, resource.kind
-        with self.cond:
+        with self.lock:
             ident = (namespace, meta["name"])
             if ident in self.objects[key]:
                 raise ApiError(409, "AlreadyExists", f'{resource.plural} "{meta["name"]}" already exists')
@@ -164,7 +168,7 @@ class Store:
         return obj
 
     def replace(self, key: str, namespace: str, name: str, body: Json) -> Json:
-        with self.cond:
+        with self.lock:
             current = self.get(key, namespace, name)
             sent = (body.get("metadata") or {}).get("resourceVersion")
             if sent and sent != current["metadata"]["resourceVersion"]:
@@ -176,7 +180,7 @@ class Store:
             return self._update(key, current, copy.deepcopy(body))
 
     def patch(self, key: str, namespace: str, name: str, content_type: str, patch: t.Any) -> Json:
-        with self.cond:
+        with self.lock:
             current = self.get(key, namespace, name)
             try:
                 if content_type.startswith("application/json-patch+json"):
@@ -201,7 +205,7 @@ class Store:
         return new
 
     def delete(self, key: str, namespace: str, name: str) -> Json:
-        with self.cond:
+        with self.lock:
             obj = self.objects[key].pop((namespace, name), None)
             if obj is None:
                 raise ApiError(404, "NotFound", f'{self.resources[key].plural} "{name}" not found')
@@ -211,7 +215,7 @@ class Store:
             return obj
 
     def items(self, key: str, namespace: str | None) -> tuple[list[Json], int]:
-        with self.cond:
+        with self.lock:
             found = [o for (ns, _), o in self.objects[key].items() if namespace is None or ns == namespace]
             return found, self.rv
 
@@ -224,7 +228,7 @@ class Store:
             rv, epoch, start = listing.decode(token) if token else (self.rv, self.compactions, ("", ""))
         except ValueError as exc:
             raise ApiError(400, "BadRequest", str(exc)) from None
-        with self.cond:
+        with self.lock:
             if token and epoch < self.compactions:
                 # As kube-apiserver does: the Status carries a token to go on with, at the
                 # current resourceVersion (the list is then no longer one consistent snapshot).
@@ -251,17 +255,21 @@ class Store:
 
     def compact(self) -> None:
         """Forget the watch history, as etcd compaction does: resumes from older rvs get 410."""
-        with self.cond:
+        with self.lock:
             self.compactions += 1
             for key in self.logs:
                 self.logs[key].clear()
                 self.horizon[key] = self.rv
-            self.cond.notify_all()
+            self._wake_all()
 
     def drop_watches(self) -> None:
-        with self.cond:
+        with self.lock:
             self.generation += 1
-            self.cond.notify_all()
+            self._wake_all()
+
+    def _wake_all(self) -> None:
+        for cond in self.changed.values():
+            cond.notify_all()
 
 
 def _merge(target: t.Any, patch: t.Any) -> t.Any:

@@ -146,30 +146,32 @@ class _Template(t.NamedTuple):
 def counts(workload: Obj) -> dict[str, _Template]:
     """Every template of ``workload`` by name, in pre-order (leaves before composites)."""
     out: dict[str, _Template] = {}
-
-    def visit(node: object, pointer: str, place: str) -> None:
-        if not isinstance(node, dict):
-            return
-        for key, count_field in (
-            ("podGroupTemplates", "minCount"),
-            ("compositePodGroupTemplates", "minGroupCount"),
-        ):
-            items = node.get(key)
-            for i, tpl in enumerate(items if isinstance(items, list) else []):
-                if not isinstance(tpl, dict):
-                    continue
-                policy = tpl.get("schedulingPolicy")
-                gang = policy.get("gang") if isinstance(policy, dict) else None
-                count = gang.get(count_field) if isinstance(gang, dict) else None
-                name = string(tpl.get("name"))
-                out[name] = _Template(
-                    f"{pointer}/{key}/{i}", "gang" if isinstance(gang, dict) else "basic",
-                    count if isinstance(count, int) else None, count_field, f"{place}/{key}",
-                )  # fmt: skip
-                visit(tpl, f"{pointer}/{key}/{i}", f"{place}/{key}:{name}")
-
-    visit(workload.get("spec"), "/spec", "")
+    _add_templates(workload.get("spec"), "/spec", "", out)
     return out
+
+
+def _add_templates(node: object, pointer: str, place: str, out: dict[str, _Template]) -> None:
+    # A module function, not a closure: a recursive closure is a reference cycle, which leaves
+    # every planned object's templates to the cyclic garbage collector.
+    if not isinstance(node, dict):
+        return
+    for key, count_field in (
+        ("podGroupTemplates", "minCount"),
+        ("compositePodGroupTemplates", "minGroupCount"),
+    ):
+        items = node.get(key)
+        for i, tpl in enumerate(items if isinstance(items, list) else []):
+            if not isinstance(tpl, dict):
+                continue
+            policy = tpl.get("schedulingPolicy")
+            gang = policy.get("gang") if isinstance(policy, dict) else None
+            count = gang.get(count_field) if isinstance(gang, dict) else None
+            name = string(tpl.get("name"))
+            out[name] = _Template(
+                f"{pointer}/{key}/{i}", "gang" if isinstance(gang, dict) else "basic",
+                count if isinstance(count, int) else None, count_field, f"{place}/{key}",
+            )  # fmt: skip
+            _add_templates(tpl, f"{pointer}/{key}/{i}", f"{place}/{key}:{name}", out)
 
 
 def count_patch(live: Obj, wanted: Obj) -> tuple[list[Json], list[str]] | str:

@@ -8,7 +8,6 @@ stamped with is the name of the PodGroup that gets created.
 from __future__ import annotations
 
 import collections
-import copy
 import typing as t
 from dataclasses import dataclass, field
 
@@ -100,6 +99,38 @@ def _label(obj: Json) -> Json:
     return obj
 
 
+def _add_groups(
+    builder: Builder, compiled: Compiled, name: str, uid: str, node: ObjectNode, parent_group: str | None
+) -> None:
+    """The runtime groups of ``node`` and its subtree, in pre-order. A module function, not a
+    closure over ``compile_object``: a closure that calls itself is a reference cycle, which
+    kept each compilation's tree alive until the cyclic collector ran (most of the reconciler's
+    collections in a cold start)."""
+    group_name = pod_group_name(name, uid, node.template_name)
+    if node.group_count is not None:
+        # A repeated leaf: one template, a PodGroup per group index (none for zero groups).
+        compiled.repeated |= {node.template_name}
+        for index in range(node.group_count):
+            group = builder.new_pod_group(
+                pod_group_name(name, uid, node.template_name, index), node.template_name
+            )
+            if parent_group is not None:
+                group["spec"]["parentCompositePodGroupName"] = parent_group
+            compiled.pod_groups.append(_label(group))
+        return
+    if node.spec.composite:
+        group = builder.new_composite_pod_group(group_name, node.template_name)
+        target = compiled.composite_pod_groups
+    else:
+        group = builder.new_pod_group(group_name, node.template_name)
+        target = compiled.pod_groups
+    if parent_group is not None:
+        group["spec"]["parentCompositePodGroupName"] = parent_group
+    target.append(_label(group))
+    for child in node.children:
+        _add_groups(builder, compiled, name, uid, child, group_name if node.spec.composite else None)
+
+
 def compile_object(policy: Policy, obj: t.Mapping[str, t.Any], *, uid: str) -> Compiled:
     """Everything ``obj`` compiles to under ``policy``; raises :class:`BuildError` when it cannot.
 
@@ -123,34 +154,10 @@ def compile_object(policy: Policy, obj: t.Mapping[str, t.Any], *, uid: str) -> C
         allowed_disruption_modes=policy.allowed_disruption_modes,
     )
     builder = Builder(tree, options)
-    compiled = Compiled(_label(copy.deepcopy(builder.build_workload())))
-
-    def visit(node: ObjectNode, parent_group: str | None) -> None:
-        group_name = pod_group_name(name, uid, node.template_name)
-        if node.group_count is not None:
-            # A repeated leaf: one template, a PodGroup per group index (none for zero groups).
-            compiled.repeated |= {node.template_name}
-            for index in range(node.group_count):
-                group = builder.new_pod_group(
-                    pod_group_name(name, uid, node.template_name, index), node.template_name
-                )
-                if parent_group is not None:
-                    group["spec"]["parentCompositePodGroupName"] = parent_group
-                compiled.pod_groups.append(_label(group))
-            return
-        if node.spec.composite:
-            group = builder.new_composite_pod_group(group_name, node.template_name)
-            target = compiled.composite_pod_groups
-        else:
-            group = builder.new_pod_group(group_name, node.template_name)
-            target = compiled.pod_groups
-        if parent_group is not None:
-            group["spec"]["parentCompositePodGroupName"] = parent_group
-        target.append(_label(group))
-        for child in node.children:
-            visit(child, group_name if node.spec.composite else None)
-
-    visit(tree, None)
+    # No copy: the builder is this call's alone and every dict of its Workload is built fresh
+    # (PodGroups deep-copy what they take from its templates), so the Workload is ours to label.
+    compiled = Compiled(_label(builder.build_workload()))
+    _add_groups(builder, compiled, name, uid, tree, None)
     seen = collections.Counter(g["metadata"]["name"] for g in compiled.pod_groups)
     twice = sorted(n for n, times in seen.items() if times > 1)
     if twice:

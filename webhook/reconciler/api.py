@@ -82,15 +82,13 @@ class Api:
              content_type: str = "application/json", stream: bool = False,
              timeout: tuple[float, float] = REQUEST_TIMEOUT) -> t.Any:  # fmt: skip
         headers = {"Accept": "application/json", "Content-Type": content_type}
-        request = self.client.param_serialize(
-            method,
-            path,
-            query_params=query or [],
-            header_params=headers,
-            body=body,
-            auth_settings=["BearerToken"],
+        # The client builds the URL, headers and credentials; the body is handed to its REST
+        # layer as it is: it is plain JSON already, and the client's generic model walk over it
+        # (sanitize_for_serialization) was a sixth of the CPU of every write.
+        method, url, headers, _, _ = self.client.param_serialize(
+            method, path, query_params=query or [], header_params=headers, auth_settings=["BearerToken"]
         )
-        response = self.client.call_api(*request, _request_timeout=timeout)
+        response = self.client.call_api(method, url, headers, body, _request_timeout=timeout)
         if not 200 <= response.status <= 299:
             response.read()
             raise ApiException.from_response(http_resp=response, body=None, data=None)

@@ -103,7 +103,9 @@ class Reconciler:
 
     # -- wiring -----------------------------------------------------------------------------------
 
-    def _enqueue(self, keys: t.Iterable[ObjectKey]) -> None:
+    def _enqueue(self, keys: t.Collection[ObjectKey]) -> None:
+        if not keys:
+            return  # most watch events (the echoes of our own writes) change nothing to queue
         for key in keys:
             self.queue.add(key)
         metrics.QUEUE_DEPTH.set(len(self.queue))
@@ -208,7 +210,7 @@ class Reconciler:
         obj = self.world.get(key)
         if obj is None:
             return Plan()  # deleted: the garbage collector removes what it owned
-        metrics.RECONCILED.labels(key[0].kind).inc()
+        metrics.reconciled(key[0].kind).inc()
         done: list[Create | Patch] = []
         try:
             for _ in range(MAX_ROUNDS):
@@ -243,7 +245,7 @@ class Reconciler:
     def _execute(self, obj: Json, write: Create | Patch) -> None:
         action = "create" if isinstance(write, Create) else "patch"
         if not self.fence.may_write():
-            metrics.ACTIONS.labels(action, write.kind, "not_leader").inc()
+            metrics.action(action, write.kind, "not_leader").inc()
             raise NotLeader()
         resource = BY_KIND[write.kind]
         namespace = _meta(obj).get("namespace", "")
@@ -260,19 +262,17 @@ class Reconciler:
                 # It exists: ours (a racing replica, an earlier run) or someone else's; read it
                 # back so the next plan decides which.
                 self.world.put(write.kind, self.api.get(resource, namespace, write.name))
-                metrics.ACTIONS.labels(action, write.kind, "exists").inc()
+                metrics.action(action, write.kind, "exists").inc()
                 raise _Exists() from None
             metrics.API_ERRORS.labels(action, str(exc.status)).inc()
-            metrics.ACTIONS.labels(action, write.kind, "error").inc()
+            metrics.action(action, write.kind, "error").inc()
             if isinstance(write, Create):
                 message = f"{write.kind} {write.name}: {exc.status} {exc.reason}"
                 self._publish(obj, Report("Warning", f"Failed{write.kind}Create", message))
             raise
         finally:
             self.world.writing.discard(writing)
-        metrics.ACTIONS.labels(
-            action, write.kind, "created" if isinstance(write, Create) else "patched"
-        ).inc()
+        metrics.action(action, write.kind, "created" if isinstance(write, Create) else "patched").inc()
 
     def _publish(self, obj: Json, report: Report) -> None:
         uid = _meta(obj).get("uid", "")

@@ -16,7 +16,6 @@ import threading
 import typing as t
 
 import orjson
-from kubernetes.watch.watch import iter_resp_lines
 from urllib3.exceptions import HTTPError
 
 from webhook.reconciler import metrics
@@ -29,6 +28,18 @@ Json = dict[str, t.Any]
 Key = tuple[str, str]  # (namespace, name)
 # Called with (old, new): old None on add, new None on delete.
 Handler = t.Callable[[Json | None, Json | None], None]
+
+
+def lines(response: t.Any) -> t.Iterator[bytes]:
+    """The newline-delimited lines of a watch stream, as bytes (orjson reads them as they
+    are: no decoding to text first); a chunk may hold several lines or part of one."""
+    partial = b""
+    for chunk in response.stream(amt=None, decode_content=False):
+        if b"\n" not in chunk:
+            partial += chunk
+            continue
+        *complete, partial = (partial + chunk).split(b"\n") if partial else chunk.split(b"\n")
+        yield from complete
 
 
 def key_of(obj: t.Mapping[str, t.Any]) -> Key:
@@ -117,7 +128,7 @@ class Informer:
         self._response = response = self.api.watch(self.resource, self.resource_version, self.watch_timeout)
         self.failures = 0
         try:
-            for line in iter_resp_lines(response):
+            for line in lines(response):
                 if self.stopped.is_set():
                     return
                 if not line:

@@ -8,13 +8,14 @@ API verb, ``code`` an HTTP status or an exception class name.
 
 from __future__ import annotations
 
+import functools
 import typing as t
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector, generate_latest
 
 __all__ = [
     "ACTIONS", "API_ERRORS", "EVENTS", "EVENTS_DROPPED", "LEADER", "QUEUE_DEPTH", "QUEUE_LATENCY", "RECONCILED", "REGISTRY",
-    "RELISTS", "SYNC_DURATION", "exposition",
+    "RELISTS", "SYNC_DURATION", "action", "exposition", "reconciled",
 ]  # fmt: skip
 
 REGISTRY: t.Final = CollectorRegistry()
@@ -55,6 +56,18 @@ SYNC_DURATION = Histogram(
 LEADER = Gauge(
     "wasp_reconcile_leader", "1 while this replica holds the Lease and may write.", registry=REGISTRY
 )
+
+
+# The labelled series the loop counts once or twice per object, looked up once each: the
+# client's ``labels()`` validates and locks on every call. Label values are few (kinds, words).
+@functools.cache
+def action(verb: str, kind: str, result: str) -> Counter:
+    return ACTIONS.labels(verb, kind, result)
+
+
+@functools.cache
+def reconciled(kind: str) -> Counter:
+    return RECONCILED.labels(kind)
 
 
 def exposition() -> bytes:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import signal
 import threading
@@ -21,6 +22,7 @@ from webhook.vocab.errors import ConfigError
 __all__ = ["Settings", "run"]
 
 log = logging.getLogger("wasp.reconciler")
+_YOUNG_COLLECTION: t.Final = 50_000  # allocations between two collections of the young generation
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,10 @@ def run(settings: Settings, policies: PolicySet, stop: threading.Event | None = 
         raise ConfigError(f"cannot reach the API server: {exc}") from None
     if problems:
         raise ConfigError("\n".join(problems))
+    # Every object the caches hold is acyclic JSON, freed by reference counting; the cyclic
+    # collector's default pace (a young collection per 700 allocations, the old generations
+    # rescanned as the caches grow) spent ~10% of the CPU of a cold start over 10,000 objects.
+    gc.set_threshold(_YOUNG_COLLECTION, 50, 100)
     fence = Fence(always_open=not settings.leader_elect, renew_deadline=settings.renew_deadline)
     reconciler = Reconciler(api, policies, fence, settings.options).start()
     elector = None

@@ -100,9 +100,12 @@ class World:
         with self.lock:
             if new is not None:
                 meta = _meta(new)
-                known = self.objects[kind].get((meta.get("namespace", ""), meta.get("name", "")))
+                place = (meta.get("namespace", ""), meta.get("name", ""))
+                known = self.objects[kind].get(place)
                 if known is not None and _meta(known).get("resourceVersion") == meta.get("resourceVersion"):
                     # The watch echoes our own write, already put here from the write's answer.
+                    # Keep the watch's copy, which the informer caches too: one object, not two.
+                    self.objects[kind][place] = new
                     return set()
             echo = (
                 new is not None
@@ -163,9 +166,12 @@ class World:
 
     def put(self, kind: Kind, obj: Json) -> None:
         """A write's answer, so the next plan sees it before its watch event arrives."""
-        self.scheduling_changed(
-            kind, self.objects[kind].get((_meta(obj).get("namespace", ""), _meta(obj).get("name", ""))), obj
-        )
+        meta = _meta(obj)
+        with self.lock:
+            known = self.objects[kind].get((meta.get("namespace", ""), meta.get("name", "")))
+            if known is not None and _meta(known).get("resourceVersion") == meta.get("resourceVersion"):
+                return  # its watch event came first: indexed already, and shared with the informer's cache
+            self.scheduling_changed(kind, known, obj)
 
     def observe(self, obj: Json) -> Observed:
         meta = _meta(obj)
