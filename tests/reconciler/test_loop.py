@@ -151,6 +151,20 @@ def test_two_replicas_race_for_the_lease_and_only_the_leader_writes(standin, rep
     assert lease["spec"]["holderIdentity"] == ("b" if leader is a else "a")
 
 
+def test_a_leader_stopped_by_sigterm_releases_the_lease_and_a_standby_takes_over_at_once(
+    standin, replicas
+) -> None:
+    a = replicas(identity="a")
+    standin.wait_for(lambda: a.metric("wasp_reconcile_leader") == 1, what="a leads")
+    assert a.stop() == 0  # SIGTERM: the clean way out
+    lease = standin.objects("coordination.k8s.io/v1/leases")[0]
+    assert lease["spec"].get("holderIdentity") is None  # released, not left to expire
+    b = replicas(identity="b")
+    standin.wait_for(lambda: b.metric("wasp_reconcile_leader") == 1, timeout=15, what="b leads")
+    lease = standin.objects("coordination.k8s.io/v1/leases")[0]
+    assert lease["spec"]["holderIdentity"] == "b"
+
+
 def test_startup_says_which_gate_or_runtime_config_is_missing(tmp_path) -> None:
     from tests.standin import StandIn
 

@@ -52,6 +52,10 @@ class Fence:
     def wait_open(self, timeout: float) -> bool:
         return self._leading.wait(timeout) and self.may_write()
 
+    @property
+    def leading(self) -> bool:
+        return self._leading.is_set()
+
 
 class _Election(leaderelection.LeaderElection):
     """The client's election loop, made stoppable and reporting renewals to the fence."""
@@ -101,6 +105,7 @@ class Elector:
                  lease_duration: int = 15, renew_deadline: int = 10, retry_period: int = 2) -> None:  # fmt: skip
         lock = LeaseLock(name, namespace, identity)
         lock.api_instance = client.CoordinationV1Api(api_client)  # not the default client
+        self.lock = lock
         self.fence = fence
         fence.renew_deadline = renew_deadline
         self.stop = threading.Event()
@@ -126,5 +131,26 @@ class Elector:
         return self
 
     def close(self) -> None:
+        """Stop electing; a leader then releases the Lease (an empty holder), so a standby takes
+        over on its next retry instead of waiting out the lease duration."""
+        leading = self.fence.leading and not self.fence.always_open
         self.stop.set()
         self.fence.lost()
+        if self.thread.is_alive():
+            self.thread.join(timeout=self.config.retry_period + 5)
+        if leading:
+            self._release()
+
+    def _release(self) -> None:
+        api, name, namespace = self.lock.api_instance, self.lock.name, self.lock.namespace
+        try:
+            lease = api.read_namespaced_lease(name, namespace)
+            if lease.spec is None or lease.spec.holder_identity != self.lock.identity:
+                return  # someone else holds it already: nothing of ours to release
+            lease.spec.holder_identity = None
+            # The read's resourceVersion rides along: a replica that took the Lease meanwhile
+            # makes this a 409, and its hold stands.
+            api.replace_namespaced_lease(name, namespace, lease)
+            log.info("lease: released")
+        except Exception as exc:  # noqa: BLE001 - best effort at exit: the Lease then expires
+            log.warning("lease: not released (%s); it expires after the lease duration", exc)
