@@ -99,17 +99,23 @@ def check_against_crd(policy: Policy, crd: Schema) -> list[Problem]:
 def _refused_field(walker: _Walker, root: Schema, refused: RefusedField, where: str) -> None:
     """A refused field must exist in the CRD (one it lacks is pruned: refusing it is moot), in
     every element of its ``forEach`` list."""
-    context: Schema | None = root
-    if refused.for_each is not None:
-        found = walker.resolve(root, refused.for_each, f"{where}.forEach")
-        context = None
-        if found is not None and (_open(found) or found.get("type") == "array"):
-            items = found.get("items")
-            context = items if isinstance(items, dict) else _ANY
-        elif found is not None:
-            walker.fail(f"{where}.forEach", f"{refused.for_each} is {_describe(found)}, not a list")
+    context = _elements(walker, root, refused.for_each, f"{where}.forEach")
     if context is not None:
         walker.resolve(context, refused.path, f"{where}.path")
+
+
+def _elements(walker: _Walker, root: Schema, for_each: FieldPath | None, where: str) -> Schema | None:
+    """The schema of each element of the list ``for_each`` (``root`` itself without one), or
+    ``None`` when the path is missing or not a list (reported at ``where``)."""
+    if for_each is None:
+        return root
+    found = walker.resolve(root, for_each, where)
+    if found is not None and (_open(found) or found.get("type") == "array"):
+        items = found.get("items")
+        return items if isinstance(items, dict) else _ANY
+    if found is not None:
+        walker.fail(where, f"{for_each} is {_describe(found)}, not a list")
+    return None
 
 
 def check_child_templates(policy: Policy, crds: t.Iterable[Schema]) -> list[Problem]:
@@ -133,19 +139,11 @@ def check_child_templates(policy: Policy, crds: t.Iterable[Schema]) -> list[Prob
         root = _with_metadata(schema)
         for j, mapping in enumerate(child.templates):
             at = f"{where}.templates[{j}]" if mapping.node is not None else f"{where}.templatePath"
-            context: Schema | None = root
-            if mapping.for_each is not None:
-                found = walker.resolve(root, mapping.for_each, f"{at}.forEach")
-                context = None
-                if found is not None and (_open(found) or found.get("type") == "array"):
-                    items = found.get("items")
-                    context = items if isinstance(items, dict) else _ANY
-                elif found is not None:
-                    walker.fail(f"{at}.forEach", f"{mapping.for_each} is {_describe(found)}, not a list")
-                if context is not None and mapping.item_key is not None:
-                    key = walker.resolve(context, mapping.item_key, f"{at}.itemKey")
-                    if key is not None:
-                        walker.expect(key, "string", f"{at}.itemKey", mapping.item_key)
+            context = _elements(walker, root, mapping.for_each, f"{at}.forEach")
+            if context is not None and mapping.for_each is not None and mapping.item_key is not None:
+                key = walker.resolve(context, mapping.item_key, f"{at}.itemKey")
+                if key is not None:
+                    walker.expect(key, "string", f"{at}.itemKey", mapping.item_key)
             if context is not None:
                 template = walker.resolve(
                     context, mapping.path, f"{at}.path" if mapping.node is not None else at
