@@ -32,8 +32,9 @@ from dataclasses import dataclass
 
 from webhook.compiler.annotations import GROUP_TEMPLATE_NAME
 from webhook.compiler.names import generate_pod_group_name
+from webhook.governed.desired_groups import converge
 from webhook.governed.mutation import mutate_object
-from webhook.governed.reconcile import Create, Mode, Observed, management_mode, plan
+from webhook.governed.reconcile import Mode, management_mode
 from webhook.governed.reconcile_model import controller_ref_names, counts
 from webhook.governed.stamping import controller_of
 from webhook.governed.validation import validate_object
@@ -132,17 +133,11 @@ class Chain:
         for obj in self.objects:
             if obj["kind"] == "Pod" or management_mode(obj, self.policies) is not Mode.BOTH:
                 continue
-            mine: list[Json] = []
-            for _ in range(4):  # the Workload first, then its groups
-                observed = Observed(workloads=mine, groups=list(groups.values()))
-                created = [w for w in plan(obj, self.policies, observed).writes if isinstance(w, Create)]
-                if not created:
-                    break
-                for write in created:
-                    body = copy.deepcopy(write.body)
-                    body["metadata"]["uid"] = f"uid-{body['metadata']['name']}"
-                    (mine.append(body) if write.kind == "Workload" else groups.__setitem__(write.name, body))
-            workloads.extend(mine)
+            for body in converge(obj, self.policies, list(groups.values())):
+                if body["kind"] == "Workload":
+                    workloads.append(body)
+                else:
+                    groups[body["metadata"]["name"]] = body
         return workloads, groups
 
     def delegated_group(self, job: Json) -> str | None:

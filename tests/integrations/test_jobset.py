@@ -20,6 +20,7 @@ import yaml
 
 from tests.integrations.chain import Chain, jobset_jobs, running_pods
 from tests.integrations.wasp_cli import gang, validated, wasp
+from webhook.governed.desired_groups import converge
 from webhook.governed.reconcile import Observed, plan
 from webhook.governed.validation import validate_object
 from webhook.governed.workloads import pod_group_name
@@ -274,15 +275,4 @@ def test_a_refused_field_the_stored_jobset_already_has_is_let_through_on_update(
 
 def plan_objects(obj: Json, policies: PolicySet) -> list[Json]:
     """The Workload and groups the reconciler creates for ``obj``, from nothing."""
-    workloads: list[Json] = []
-    out: list[Json] = []
-    for _ in range(3):
-        writes = plan(obj, policies, Observed(workloads=workloads, groups=out[1:])).writes
-        if not writes:
-            return out
-        for w in writes:
-            body = {**w.body, "metadata": {**w.body["metadata"], "uid": f"uid-{w.name}"}}
-            if w.kind == "Workload":
-                workloads.append(body)
-            out.append(body)
-    raise AssertionError("did not converge")
+    return converge(obj, policies)

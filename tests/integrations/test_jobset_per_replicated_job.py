@@ -21,8 +21,9 @@ import yaml
 from tests.integrations.chain import Chain, jobset_jobs, running_pods
 from tests.integrations.wasp_cli import field_errors, gang, wasp
 from webhook.compiler.annotations import GROUP_TEMPLATE_NAME, PARENT_COMPOSITE_POD_GROUP
+from webhook.governed.desired_groups import converge
 from webhook.governed.mutation import mutate_object
-from webhook.governed.reconcile import Create, Observed, plan
+from webhook.governed.reconcile import Observed, plan
 from webhook.governed.validation import validate_object
 from webhook.governed.workloads import compile_object, pod_group_name, workload_name
 from webhook.policy import PolicySet, load_policy_file
@@ -238,8 +239,8 @@ def test_delegated_jobs_get_the_job_controllers_annotations_and_wasp_creates_no_
         assert "schedulingGroup" not in job["spec"]["template"]["spec"]  # the Job controller stamps
         chain.job_pods(job, running_pods(job))
     # The reconciler creates the Workload and the composite group; the Job controller the rest.
-    plans = _converge(stored, delegating)
-    assert [(w.kind, w.name) for w in plans] == [
+    plans = converge(stored, delegating)
+    assert [(o["kind"], o["metadata"]["name"]) for o in plans] == [
         ("Workload", workload_name("gang-jobset", "uid-js")),
         ("CompositePodGroup", composite),
     ]
@@ -268,22 +269,6 @@ def test_delegation_falls_back_to_stamping_when_the_job_gate_is_off(delegating: 
         assert GROUP_TEMPLATE_NAME not in job["metadata"]["annotations"]
         chain.job_pods(job, running_pods(job))
     chain.check()
-
-
-def _converge(obj: Json, policies: PolicySet) -> list[Create]:
-    workloads: list[Json] = []
-    groups: list[Json] = []
-    out: list[Create] = []
-    for _ in range(4):
-        writes = [w for w in plan(obj, policies, Observed(workloads=workloads, groups=groups)).writes
-                  if isinstance(w, Create)]  # fmt: skip
-        if not writes:
-            return out
-        for w in writes:
-            body = {**w.body, "metadata": {**w.body["metadata"], "uid": f"uid-{w.name}"}}
-            (workloads if w.kind == "Workload" else groups).append(body)
-        out.extend(writes)
-    raise AssertionError("did not converge")
 
 
 @pytest.mark.parametrize(

@@ -16,27 +16,35 @@ from webhook.governed.reconcile import Create, Observed, plan
 from webhook.policy import PolicySet
 from webhook.policy.model import Identity
 
-__all__ = ["desired_groups", "identity"]
+__all__ = ["converge", "desired_groups", "identity"]
 
 Json = dict[str, t.Any]
 # The Workload, then its PodGroups (a composite's children a round later): rounds to converge.
 _ROUNDS: t.Final = 4
 
 
-def desired_groups(obj: t.Mapping[str, t.Any], policies: PolicySet) -> frozenset[str]:
-    """The names of the PodGroups the reconciler creates for ``obj`` from nothing."""
+def converge(obj: t.Mapping[str, t.Any], policies: PolicySet, groups: t.Sequence[Json] = ()) -> list[Json]:
+    """The objects the reconciler creates for ``obj`` when none of its own exist (``groups``:
+    other objects' groups that do), in creation order and as the apiserver stores them: with
+    a UID, which the groups' ``workloadRef`` and owner references need."""
     workloads: list[Json] = []
-    groups: list[Json] = []
+    mine: list[Json] = []
+    out: list[Json] = []
     for _ in range(_ROUNDS):
-        created = [w for w in plan(obj, policies, Observed(workloads=workloads, groups=groups)).writes
-                   if isinstance(w, Create)]  # fmt: skip
+        observed = Observed(workloads=workloads, groups=[*groups, *mine])
+        created = [w for w in plan(obj, policies, observed).writes if isinstance(w, Create)]
         if not created:
             break
         for write in created:
-            # As the apiserver stores it: with a UID, which the groups' workloadRef needs.
             body = {**write.body, "metadata": {**write.body["metadata"], "uid": f"uid-{write.name}"}}
-            (workloads if write.kind == "Workload" else groups).append(body)
-    return frozenset(g["metadata"]["name"] for g in groups if g.get("kind") == "PodGroup")
+            (workloads if write.kind == "Workload" else mine).append(body)
+            out.append(body)
+    return out
+
+
+def desired_groups(obj: t.Mapping[str, t.Any], policies: PolicySet) -> frozenset[str]:
+    """The names of the PodGroups the reconciler creates for ``obj`` from nothing."""
+    return frozenset(o["metadata"]["name"] for o in converge(obj, policies) if o.get("kind") == "PodGroup")
 
 
 def identity(obj: t.Mapping[str, t.Any], policies: PolicySet) -> Identity | None:
