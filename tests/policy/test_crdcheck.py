@@ -193,11 +193,12 @@ def test_a_malformed_crd_schema_is_a_problem_not_a_crash(tmp_path: Path, spec_sc
     assert [w for w, _ in found] == ["spec.root.children[0].forEach"]
 
 
-REPEATED_POLICY = """\
+# A one-leaf MPIJob policy; each test appends what it checks (under the root, or under spec).
+LEAF_POLICY = """\
 apiVersion: wasp.dev/v1alpha1
 kind: SchedulingIntegration
 metadata:
-  name: mpijob-repeated
+  name: mpijob-leaf
 spec:
   target: {group: kubeflow.org, versions: [v2beta1], kind: MPIJob, resource: mpijobs}
   allowedPolicies: [basic, gang]
@@ -207,9 +208,14 @@ spec:
     path: "metadata.annotations[scheduling.wasp.dev/blocks]"
     encoding: json
     templateName: "{name}"
+"""
+REPEATED_POLICY = (
+    LEAF_POLICY
+    + """\
     podCount: {expression: "has(self.spec.mpiReplicaSpecs) ? 2 : 1"}
     groups: {path: GROUPS, indexLabel: example.com/index}
 """
+)
 
 
 @pytest.mark.parametrize(
@@ -227,25 +233,15 @@ def test_a_repeated_leafs_group_count_is_checked_like_a_pod_count(
     assert says in found[0][1]
 
 
-REFUSED_POLICY = """\
-apiVersion: wasp.dev/v1alpha1
-kind: SchedulingIntegration
-metadata:
-  name: mpijob-refusing
-spec:
-  target: {group: kubeflow.org, versions: [v2beta1], kind: MPIJob, resource: mpijobs}
-  allowedPolicies: [basic, gang]
-  allowedDisruptionModes: [single, all]
-  root:
-    type: leaf
-    path: "metadata.annotations[scheduling.wasp.dev/blocks]"
-    encoding: json
-    templateName: "{name}"
+REFUSED_POLICY = (
+    LEAF_POLICY
+    + """\
     minCountDefault: none
   refusedFields:
   - {FOREACH}path: PATH
     message: read elsewhere
 """
+)
 
 
 @pytest.mark.parametrize(
