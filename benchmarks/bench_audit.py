@@ -35,8 +35,8 @@ sys.path[:0] = [str(ROOT)]
 
 from tests.standin import StandIn  # noqa: E402
 from webhook.governed.workloads import compile_object  # noqa: E402
+from webhook.kube.api import POD_GROUPS, WORKLOADS, Api, Resource, connect  # noqa: E402
 from webhook.policy import PolicySet  # noqa: E402
-from webhook.reconciler.api import POD_GROUPS, WORKLOADS, Api, Resource, connect  # noqa: E402
 
 POLICY = ROOT / "examples/trainer/policy.yaml"
 TRAINERS = Resource("ml.example.com", "v1", "trainers", "Trainer")

@@ -12,7 +12,7 @@ import pytest
 
 from tests.standin import StandIn
 from webhook.cli.cluster import Cluster
-from webhook.reconciler.api import PODS, Api, connect
+from webhook.kube.api import PODS, Api, connect
 
 pytestmark = pytest.mark.slow
 Json = dict[str, t.Any]

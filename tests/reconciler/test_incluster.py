@@ -23,7 +23,7 @@ from kubernetes.config import incluster_config
 
 from webhook.certs.files import write_bundle
 from webhook.certs.generate import generate_bundle
-from webhook.reconciler.api import Api, connect
+from webhook.kube.api import Api, connect
 
 TOKEN: t.Final = "in-cluster-token-1"
 

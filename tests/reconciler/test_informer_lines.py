@@ -7,7 +7,7 @@ import typing as t
 
 import pytest
 
-from webhook.reconciler.informer import lines
+from webhook.kube.informer import lines
 
 
 class Stream:

@@ -13,7 +13,7 @@ import pytest
 from kubernetes.watch.watch import iter_resp_lines
 
 from tests.standin import StandIn
-from webhook.reconciler.api import Api, ApiException, Resource, connect
+from webhook.kube.api import Api, ApiException, Resource, connect
 
 pytestmark = pytest.mark.slow
 TRAINERS = Resource("ml.example.com", "v1", "trainers", "Trainer")

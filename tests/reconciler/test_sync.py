@@ -7,7 +7,7 @@ import typing as t
 
 import pytest
 
-from webhook.reconciler.api import ApiException, Resource
+from webhook.kube.api import ApiException, Resource
 from webhook.reconciler.controller import NotLeader, Options, Reconciler, _Exists
 from webhook.reconciler.leader import Fence
 

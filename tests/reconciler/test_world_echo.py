@@ -8,7 +8,7 @@ import typing as t
 
 import pytest
 
-from webhook.reconciler.api import Resource
+from webhook.kube.api import Resource
 from webhook.reconciler.world import World
 
 Json = dict[str, t.Any]

@@ -41,8 +41,8 @@ from webhook.governed.audit import (
     judge_scheduling_object,
     object_ref,
 )
+from webhook.kube.api import BY_KIND, PODS, Resource
 from webhook.policy import PolicySet
-from webhook.reconciler.api import BY_KIND, PODS, Resource
 
 __all__ = ["audit", "policies_from"]
 

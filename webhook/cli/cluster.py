@@ -1,6 +1,6 @@
 """Reading a cluster for ``wasp audit`` and ``wasp doctor``: paginated lists, discovery, errors.
 
-The connection is the reconciler's (:func:`webhook.reconciler.api.connect`: the kubeconfig
+The connection is the reconciler's (:func:`webhook.kube.api.connect`: the kubeconfig
 given, else in-cluster, else ``$KUBECONFIG``). Lists are read one page at a time (``limit``
 and ``continue``), so no caller holds more than a page of a kind; a ``410 Expired`` token
 goes on with the token the apiserver sends back, and the list is counted as inconsistent.
@@ -15,7 +15,7 @@ import click
 import orjson
 import urllib3
 
-from webhook.reconciler.api import Api, ApiException, Resource, connect
+from webhook.kube.api import Api, ApiException, Resource, connect
 
 __all__ = ["Cluster", "Unusable", "default_namespace", "describe", "open_cluster", "unusable"]
 

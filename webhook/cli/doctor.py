@@ -23,7 +23,7 @@ from webhook.cli.cluster import Cluster, Unusable, open_cluster, unusable
 from webhook.cli.kubeconfig_flag import kubeconfig_option
 from webhook.cli.reporters_data import dumps
 from webhook.governed.readiness import FIELD_GATES, Check, Endpoint, Expected, Facts, checks, exit_code
-from webhook.reconciler.api import ApiException, Resource
+from webhook.kube.api import ApiException, Resource
 
 __all__ = ["doctor", "gather"]
 

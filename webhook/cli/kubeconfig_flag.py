@@ -1,5 +1,5 @@
 """``--kubeconfig PATH``: the one definition the commands that talk to a cluster share
-(``wasp reconcile``, ``wasp audit``, ``wasp doctor``); :func:`webhook.reconciler.api.connect`
+(``wasp reconcile``, ``wasp audit``, ``wasp doctor``); :func:`webhook.kube.api.connect`
 reads it. Kept free of the Kubernetes client, so ``wasp --help`` imports none of it."""
 
 from __future__ import annotations

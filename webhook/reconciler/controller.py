@@ -18,9 +18,7 @@ import typing as t
 from dataclasses import dataclass
 
 from webhook.governed.reconcile import Create, Patch, Plan, Report, plan, reconciled_policies
-from webhook.policy import PolicySet
-from webhook.reconciler import metrics
-from webhook.reconciler.api import (
+from webhook.kube.api import (
     BY_KIND,
     COMPOSITE_POD_GROUPS,
     POD_GROUPS,
@@ -30,8 +28,10 @@ from webhook.reconciler.api import (
     ApiException,
     Resource,
 )
+from webhook.kube.informer import Informer
+from webhook.policy import PolicySet
+from webhook.reconciler import metrics
 from webhook.reconciler.events import EventSink
-from webhook.reconciler.informer import Informer
 from webhook.reconciler.leader import Fence
 from webhook.reconciler.workqueue import WorkQueue
 from webhook.reconciler.world import ObjectKey, World, slim_pod
@@ -83,7 +83,9 @@ class Reconciler:
         self._memo: dict[str, t.Any] = {}
         self.events = EventSink(api, options.identity, qps=options.event_qps, burst=options.event_burst)
         self.informers = [
-            Informer(api, r, self._on_governed(r), watch_timeout=options.watch_timeout)
+            Informer(
+                api, r, self._on_governed(r), watch_timeout=options.watch_timeout, observer=metrics.WATCHES
+            )
             for r in governed_resources(policies)
         ]
         scheduling = [WORKLOADS, POD_GROUPS]
@@ -93,11 +95,14 @@ class Reconciler:
         ):
             scheduling.append(COMPOSITE_POD_GROUPS)
         self.informers += [
-            Informer(api, r, self._on_scheduling(r), watch_timeout=options.watch_timeout) for r in scheduling
+            Informer(
+                api, r, self._on_scheduling(r), watch_timeout=options.watch_timeout, observer=metrics.WATCHES
+            )
+            for r in scheduling
         ]
         self.informers.append(
             Informer(api, PODS, self._enqueue_all(self.world.pod_changed), transform=slim_pod,
-                     watch_timeout=options.watch_timeout)
+                     watch_timeout=options.watch_timeout, observer=metrics.WATCHES)
         )  # fmt: skip
         self.threads: list[threading.Thread] = []
 

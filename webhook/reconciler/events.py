@@ -16,8 +16,8 @@ import typing as t
 from datetime import UTC, datetime
 
 from webhook.governed.reconcile import Report
+from webhook.kube.api import EVENTS, Api, ApiException
 from webhook.reconciler import metrics
-from webhook.reconciler.api import EVENTS, Api, ApiException
 
 __all__ = ["EventSink"]
 

@@ -13,9 +13,11 @@ import typing as t
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector, generate_latest
 
+from webhook.kube.api import Resource
+
 __all__ = [
     "ACTIONS", "API_ERRORS", "EVENTS", "EVENTS_DROPPED", "LEADER", "QUEUE_DEPTH", "QUEUE_LATENCY", "RECONCILED", "REGISTRY",
-    "RELISTS", "SYNC_DURATION", "action", "exposition", "reconciled",
+    "RELISTS", "SYNC_DURATION", "WATCHES", "action", "exposition", "reconciled",
 ]  # fmt: skip
 
 REGISTRY: t.Final = CollectorRegistry()
@@ -68,6 +70,19 @@ def action(verb: str, kind: str, result: str) -> Counter:
 @functools.cache
 def reconciled(kind: str) -> Counter:
     return RECONCILED.labels(kind)
+
+
+class Watches:
+    """The informers' relists and watch failures, in this registry (a ``WatchObserver``)."""
+
+    def relisted(self, resource: Resource) -> None:
+        RELISTS.labels(str(resource)).inc()
+
+    def failed(self, reason: str) -> None:
+        API_ERRORS.labels("watch", reason).inc()
+
+
+WATCHES: t.Final = Watches()
 
 
 def exposition() -> bytes:

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from webhook.governed.reconcile import reconciled_policies
+from webhook.kube.api import Api, connect
 from webhook.policy import PolicySet
-from webhook.reconciler.api import Api, connect
 from webhook.reconciler.controller import Options, Reconciler, governed_resources
 from webhook.reconciler.leader import Elector, Fence
 from webhook.reconciler.probes import ProbeServer

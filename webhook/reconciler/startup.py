@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import typing as t
 
+from webhook.kube.api import COMPOSITE_POD_GROUPS, POD_GROUPS, WORKLOADS, Api, Resource
 from webhook.policy import PolicySet
-from webhook.reconciler.api import COMPOSITE_POD_GROUPS, POD_GROUPS, WORKLOADS, Api, Resource
 
 __all__ = ["missing_apis", "needed"]
 

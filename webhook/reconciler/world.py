@@ -14,7 +14,7 @@ from webhook.compiler.builder import parse_group
 from webhook.governed.reconcile import Observed
 from webhook.governed.reconcile_model import Kind
 from webhook.governed.stamping import controller_of
-from webhook.reconciler.api import Resource
+from webhook.kube.api import Resource
 
 __all__ = ["ObjectKey", "World", "slim_pod"]
 

@@ -3,7 +3,7 @@
 A policy with ``stamping.membership`` (LeaderWorkerSet) stamps pods whose owners are not the
 governed object, with PodGroup names that hash its UID (docs/decisions.md §28). For each such
 kind, :class:`IdentityWatch` lists and watches the objects (the reconciler's
-:class:`~webhook.reconciler.informer.Informer`: one list+watch implementation in wasp, with its
+:class:`~webhook.kube.informer.Informer`: one list+watch implementation in wasp, with its
 resume, ``410 Gone`` relist and backoff) and keeps ``(namespace, name) -> uid`` in the pure
 :class:`~webhook.governed.membership.IdentityCache` that stamping reads. A pod admitted before
 the watch delivered its object's ADDED event is resolved by one GET by name, with a deadline
@@ -25,9 +25,9 @@ from urllib3.exceptions import HTTPError
 
 from webhook.governed.desired_groups import identity
 from webhook.governed.membership import IdentityCache, IdentityUnavailable, membership_kinds, with_identities
+from webhook.kube.api import Api, ApiException, Resource, connect
+from webhook.kube.informer import Informer
 from webhook.policy.model import Identity
-from webhook.reconciler.api import Api, ApiException, Resource, connect
-from webhook.reconciler.informer import Informer
 
 if t.TYPE_CHECKING:
     from webhook.policy import Policy, PolicySet

@@ -18,16 +18,31 @@ import typing as t
 import orjson
 from urllib3.exceptions import HTTPError
 
-from webhook.reconciler import metrics
-from webhook.reconciler.api import Api, ApiException, Resource
+from webhook.kube.api import Api, ApiException, Resource
 
-__all__ = ["Informer"]
+__all__ = ["Informer", "WatchObserver"]
 
-log = logging.getLogger("wasp.reconciler")
+log = logging.getLogger("wasp.kube")
 Json = dict[str, t.Any]
 Key = tuple[str, str]  # (namespace, name)
 # Called with (old, new): old None on add, new None on delete.
 Handler = t.Callable[[Json | None, Json | None], None]
+
+
+class WatchObserver(t.Protocol):
+    """Where an informer reports what its owner counts (the reconciler's metrics)."""
+
+    def relisted(self, resource: Resource) -> None: ...
+
+    def failed(self, reason: str) -> None: ...
+
+
+class _Unobserved:
+    def relisted(self, resource: Resource) -> None:
+        pass
+
+    def failed(self, reason: str) -> None:
+        pass
 
 
 def lines(response: t.Any) -> t.Iterator[bytes]:
@@ -50,8 +65,9 @@ def key_of(obj: t.Mapping[str, t.Any]) -> Key:
 class Informer:
     def __init__(self, api: Api, resource: Resource, handler: Handler, *,
                  transform: t.Callable[[Json], Json] | None = None, watch_timeout: int = 300,
-                 max_backoff: float = 30.0) -> None:  # fmt: skip
+                 max_backoff: float = 30.0, observer: WatchObserver | None = None) -> None:  # fmt: skip
         self.api, self.resource, self.handler = api, resource, handler
+        self.observer: WatchObserver = observer or _Unobserved()
         self.transform = transform  # keeps only what is needed of large objects (Pods)
         self.watch_timeout, self.max_backoff = watch_timeout, max_backoff
         self.cache: dict[Key, Json] = {}
@@ -84,15 +100,15 @@ class Informer:
             except ApiException as exc:
                 if exc.status == 410:
                     # Compacted away: only a fresh list shows the current state.
-                    metrics.RELISTS.labels(str(self.resource)).inc()
+                    self.observer.relisted(self.resource)
                     self.resource_version = ""
                     continue
-                metrics.API_ERRORS.labels("watch", str(exc.status)).inc()
+                self.observer.failed(str(exc.status))
                 self.failures += 1
             except (HTTPError, OSError, ValueError) as exc:  # ValueError: orjson.JSONDecodeError too
                 if self.stopped.is_set():
                     break
-                metrics.API_ERRORS.labels("watch", type(exc).__name__).inc()
+                self.observer.failed(type(exc).__name__)
                 self.failures += 1
             if self.failures:
                 # Full jitter, so replicas and resources do not reconnect in lockstep.
