@@ -84,6 +84,29 @@ def test_judge_reports_the_plans_writes_and_reports_as_findings(obj, world, expe
     assert [(f.type, f.object["kind"], f.path) for f in found] == expected
 
 
+@pytest.mark.parametrize(("obj", "world"), [("missing", observed([], [])), ("invalid", observed([], []))])
+def test_judge_validates_each_object_once(obj: str, world: Observed, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plan is handed the verdict the findings come from: the object is not judged twice
+    (it was, once for the findings and once inside the plan, in each of its two rounds)."""
+    import webhook.governed.audit as audit
+    import webhook.governed.reconcile as reconcile
+
+    calls: list[object] = []
+
+    def counted(*args: t.Any, **kwargs: t.Any) -> t.Any:
+        calls.append(args[0])
+        return real(*args, **kwargs)
+
+    real = audit.validate_object
+    monkeypatch.setattr(audit, "validate_object", counted)
+    monkeypatch.setattr(reconcile, "validate_object", counted)
+    subject = trainer() if obj == "missing" else trainer(min_count=9)
+    found = judge(subject, POLICIES, world)
+    assert len(calls) == 1
+    expected = "Missing" if obj == "missing" else "FieldValueInvalid"
+    assert expected in {f.type for f in found}
+
+
 def test_a_kind_no_policy_governs_is_not_judged() -> None:
     assert (
         judge({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}, POLICIES, Observed())

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from webhook.governed.reconcile import Create, Observed, Patch, plan
 from webhook.governed.reconcile_model import Kind, controls, meta, string
-from webhook.governed.result import Status
+from webhook.governed.result import Result, Status
 from webhook.governed.stamping import controller_of
 from webhook.governed.validation import validate_object
 from webhook.governed.workloads import MANAGED_BY_LABELS, Compiled
@@ -79,9 +79,8 @@ def object_ref(obj: Obj, kind: str | None = None, name: str | None = None) -> Js
             "namespace": string(m.get("namespace")), "name": name if name is not None else string(m.get("name"))}  # fmt: skip
 
 
-def _validation(obj: Obj, policies: PolicySet) -> tuple[list[Finding], bool]:
+def _validation(obj: Obj, verdict: Result) -> tuple[list[Finding], bool]:
     """Field-error findings (and warnings) of ``obj`` as a CREATE; whether it was judged."""
-    verdict = validate_object(obj, policies=policies)
     if verdict.status in (Status.SKIPPED, Status.ERROR):
         return [], False
     ref = object_ref(obj)
@@ -148,7 +147,8 @@ def judge(obj: Obj, policies: PolicySet, observed: Observed, *, groups: bool = T
     """Every finding about governed object ``obj``, given the scheduling objects observed for it
     (the reconciler's :class:`Observed`: same discovery, same names). ``groups=False``: the
     cluster serves no WAS API, so only the object itself is judged."""
-    found, judged = _validation(obj, policies)
+    verdict = validate_object(obj, policies=policies)
+    found, judged = _validation(obj, verdict)
     if not judged or not groups:
         return found
     owner = object_ref(obj)
@@ -158,7 +158,7 @@ def judge(obj: Obj, policies: PolicySet, observed: Observed, *, groups: bool = T
     if not m.get("resourceVersion"):
         obj = {**obj, "metadata": {**m, "resourceVersion": "0"}}
     memo: dict[str, tuple[str, t.Any]] = {}
-    outcome = plan(obj, policies, observed, memo=memo)
+    outcome = plan(obj, policies, observed, memo=memo, verdict=verdict)
     writes, reports = list(outcome.writes), list(outcome.reports)
     if outcome.again:
         # The Workload is missing: its groups would come in the reconciler's next round; plan
@@ -191,7 +191,7 @@ def judge(obj: Obj, policies: PolicySet, observed: Observed, *, groups: bool = T
 
 def judge_scheduling_object(obj: Obj, policies: PolicySet) -> list[Finding]:
     """A stored Workload, PodGroup or CompositePodGroup, validated as the apiserver would now."""
-    return _validation(obj, policies)[0]
+    return _validation(obj, validate_object(obj, policies=policies))[0]
 
 
 def judge_pod(pod: Obj, pod_group_exists: t.Callable[[str, str], bool]) -> list[Finding]:

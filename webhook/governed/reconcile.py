@@ -56,6 +56,7 @@ from webhook.governed.reconcile_model import (
     workload_owner,
     workload_ref,
 )  # fmt: skip
+from webhook.governed.result import Result
 from webhook.governed.stamping import controller_of
 from webhook.governed.tree import build_tree
 from webhook.governed.validation import validate_object
@@ -153,12 +154,20 @@ def _sync_group(
 Memo = t.MutableMapping[str, tuple[str, "Compiled | Report"]]
 
 
-def plan(obj: Obj, policies: PolicySet, observed: Observed, *, memo: Memo | None = None) -> Plan:
+def plan(
+    obj: Obj,
+    policies: PolicySet,
+    observed: Observed,
+    *,
+    memo: Memo | None = None,
+    verdict: Result | None = None,
+) -> Plan:
     """The writes and reports for ``obj`` given what exists (see the module docstring).
 
     ``memo`` (uid → (resourceVersion, outcome)) lets a caller that plans one object several
     times in a row (the Workload, then its groups) validate and compile it once per version;
-    compiled objects in it are never modified.
+    compiled objects in it are never modified. ``verdict``: ``validate_object(obj)`` as the
+    caller already has it (``wasp audit`` reports it too), so the object is not judged twice.
     """
     mode = management_mode(obj, policies)
     if mode is Mode.NONE:
@@ -173,7 +182,7 @@ def plan(obj: Obj, policies: PolicySet, observed: Observed, *, memo: Memo | None
     if known is not None and known[0] == version:
         outcome = known[1]
     else:
-        outcome = _compile(obj, policy, policies)
+        outcome = _compile(obj, policy, policies, verdict)
         if memo is not None and version:
             memo[uid] = (version, outcome)
     if isinstance(outcome, Report):
@@ -181,8 +190,9 @@ def plan(obj: Obj, policies: PolicySet, observed: Observed, *, memo: Memo | None
     return _plan_root(obj, outcome, observed, delegated_templates(policy, obj, policies.gates))
 
 
-def _compile(obj: Obj, policy: Policy, policies: PolicySet) -> Compiled | Report:
-    verdict = validate_object(obj, policies=policies)
+def _compile(obj: Obj, policy: Policy, policies: PolicySet, verdict: Result | None) -> Compiled | Report:
+    if verdict is None:
+        verdict = validate_object(obj, policies=policies)
     if not verdict.allowed:
         # An invalid object is never compiled; the Event carries the field errors.
         return warn("FailedWorkloadCompilation", "; ".join(e.error() for e in verdict.errors))
