@@ -13,7 +13,11 @@ setup, so every rate is also given as a ratio to it, measured in the same run:
 * resident memory per cached object: the reconciler's RSS at 10,000 minus at 1,000, over the
   objects cached in between (Trainer + Workload + PodGroup per governed object);
 * the stand-in's ceiling: a client that only creates the same Workloads and PodGroups (bodies
-  compiled beforehand), with the same client library and as many threads as the reconciler.
+  compiled beforehand), with the same client library and as many threads as the reconciler;
+* the least any reconciler does, as a ratio to the ceiling in the same round: the same four
+  watches through the same informer, each object compiled, the same two creates (nothing
+  validated, planned, queued or announced). It bounds the ratio any design on this client
+  library can reach here.
 
 * CPU per governed object (user + system, from /proc) of the reconciler and the stand-in while
   it converges, and of the ceiling client and the stand-in during the ceiling run;
@@ -216,6 +220,48 @@ def ceiling(n: int, threads: int, tmp: Path) -> tuple[float, float, float]:
         return 2 * n / elapsed, (time.process_time() - own) / n, (cpu_seconds(standin.proc.pid) - other) / n
 
 
+def floor(n: int, threads: int, tmp: Path) -> tuple[float, float]:
+    """Objects/s and client CPU per object of the least any reconciler must do: the same four
+    watches (Trainers, Workloads, PodGroups, Pods, each read into a cache by the same
+    informer), every Trainer compiled (no validation, no plan, no queue, no Event), and the same
+    two creates, the PodGroup owned by its Workload."""
+    from webhook.governed.reconcile_model import workload_owner
+    from webhook.kube.api import PODS
+    from webhook.kube.informer import Informer
+
+    policies = PolicySet.load([POLICY])
+    policy = policies.policies[0]
+    with StandIn("--resource", "ml.example.com/v1/trainers/Trainer", "--bookmark-interval", "1") as standin:
+        api = Api(connect(standin.kubeconfig(tmp / "floor.json")))
+        fill(api, n)
+        own = time.process_time()
+        started = time.monotonic()
+        informers = [
+            Informer(api, r, lambda old, new: None).start() for r in (TRAINERS, WORKLOADS, POD_GROUPS, PODS)
+        ]
+        for informer in informers:
+            informer.synced.wait(60)
+
+        def create(obj: dict) -> None:
+            uid = obj["metadata"]["uid"]
+            compiled = compile_object(policy, obj, uid=uid)
+            namespace = obj["metadata"]["namespace"]
+            workload = api.create(WORKLOADS, namespace, compiled.workload)
+            group = compiled.pod_groups[0]
+            owners = [*group["metadata"].get("ownerReferences", []), workload_owner(workload)]
+            api.create(
+                POD_GROUPS, namespace, {**group, "metadata": {**group["metadata"], "ownerReferences": owners}}
+            )
+
+        with concurrent.futures.ThreadPoolExecutor(threads) as pool:
+            list(pool.map(create, list(informers[0].cache.values())))
+        elapsed = time.monotonic() - started
+        cpu = (time.process_time() - own) / n
+        for informer in informers:
+            informer.stop()
+        return 2 * n / elapsed, cpu
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -236,9 +282,10 @@ def main() -> None:
         top = results[-1]
         # The machine is shared: one ceiling run beside one reconciler run swings by ±30%, so the
         # ratio is taken per round (a ceiling run, then a reconciler run) and the median kept.
-        ceilings, runs = [], [top]
+        ceilings, floors, runs = [], [], [top]
         for r in range(max(1, args.rounds)):
             ceilings.append(ceiling(top["n"], args.workers, tmp))
+            floors.append(floor(top["n"], args.workers, tmp))
             if r + 1 < args.rounds:
                 runs.append(run_size(top["n"], args, tmp, port + len(args.sizes) + r, full=False))
         ratios = sorted(
@@ -264,6 +311,13 @@ def main() -> None:
     print(
         f"ratio to the ceiling: {statistics.median(ratios):.2f}x (median of the rounds: "
         f"{', '.join(f'{x:.2f}' for x in ratios)})"
+    )
+    floor_ratios = sorted(f[0] / c[0] for f, c in zip(floors, ceilings, strict=True))
+    print(
+        f"the least any reconciler does (same watches, compile, the same two creates; no validation, plan, "
+        f"queue or Event): {statistics.median(f[0] for f in floors):,.0f} objects/s = "
+        f"{statistics.median(floor_ratios):.2f}x the ceiling (rounds: {', '.join(f'{x:.2f}' for x in floor_ratios)}), "
+        f"{statistics.median(f[1] for f in floors) * 1000:.2f} ms of client CPU per object"
     )
     cpu, standin_cpu = (
         statistics.median(r["cpu"] for r in runs),
