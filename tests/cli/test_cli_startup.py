@@ -21,6 +21,7 @@ NEVER = [
     pytest.param("flask", id="the HTTP stack"),
     pytest.param("kubernetes", id="the cluster client"),
     pytest.param("cryptography", id="certificates"),
+    pytest.param("tempfile", id="temporary files (importlib.resources would bring them for the schema)"),
 ]
 
 _PROBE = """
