@@ -22,6 +22,8 @@ NEVER = [
     pytest.param("kubernetes", id="the cluster client"),
     pytest.param("cryptography", id="certificates"),
     pytest.param("tempfile", id="temporary files (importlib.resources would bring them for the schema)"),
+    pytest.param("webhook.governed.stamping", id="pod stamping (layering asks only who controls an object)"),
+    pytest.param("webhook.governed.reconcile_model", id="the reconciler's decisions"),
 ]
 
 _PROBE = """

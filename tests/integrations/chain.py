@@ -34,9 +34,9 @@ from webhook.compiler.annotations import GROUP_TEMPLATE_NAME
 from webhook.compiler.names import generate_pod_group_name
 from webhook.governed.desired_groups import converge
 from webhook.governed.mutation import mutate_object
+from webhook.governed.ownership import controller_of
 from webhook.governed.reconcile import Mode, management_mode
 from webhook.governed.reconcile_model import controller_ref_names, counts
-from webhook.governed.stamping import controller_of
 from webhook.governed.validation import validate_object
 from webhook.policy import PolicySet
 

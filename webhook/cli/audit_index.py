@@ -31,9 +31,9 @@ from dataclasses import replace
 
 import orjson
 
+from webhook.governed.ownership import controller_of
 from webhook.governed.reconcile import Observed
 from webhook.governed.reconcile_model import Kind
-from webhook.governed.stamping import controller_of
 from webhook.reconciler.world import World, slim_pod
 
 __all__ = ["NamespaceIndex", "slim"]

@@ -20,10 +20,10 @@ from __future__ import annotations
 import typing as t
 from dataclasses import dataclass, field
 
+from webhook.governed.ownership import controller_of
 from webhook.governed.reconcile import Create, Observed, Patch, plan
 from webhook.governed.reconcile_model import Kind, controls, meta, string
 from webhook.governed.result import Result, Status
-from webhook.governed.stamping import controller_of
 from webhook.governed.validation import validate_object
 from webhook.governed.workloads import MANAGED_BY_LABELS, Compiled
 from webhook.policy import PolicySet

@@ -21,8 +21,7 @@ from __future__ import annotations
 
 import typing as t
 
-from webhook.governed.reconcile_model import WAS_AWARE_KINDS, string
-from webhook.governed.stamping import controller_of
+from webhook.governed.ownership import WAS_AWARE_KINDS, controller_of
 from webhook.policy import Policy, PolicySet
 
 __all__ = ["outer_owner"]
@@ -38,5 +37,8 @@ def outer_owner(obj: Obj, policies: PolicySet) -> tuple[Policy, Obj] | None:
     ref = controller_of(obj)
     if ref is None:
         return None
-    outer = policies.for_kind(string(ref.get("apiVersion")), string(ref.get("kind")))
+    api_version, kind = ref.get("apiVersion"), ref.get("kind")
+    if not isinstance(api_version, str) or not isinstance(kind, str):
+        return None
+    outer = policies.for_kind(api_version, kind)
     return (outer, ref) if outer is not None else None

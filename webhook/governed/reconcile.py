@@ -33,8 +33,8 @@ from webhook.compiler.names import generate_pod_group_name
 from webhook.compiler.types import BuildOptions
 from webhook.governed.delegation import clashes, delegated_leaves, delegated_templates
 from webhook.governed.layering import outer_owner
+from webhook.governed.ownership import WAS_AWARE_KINDS, controller_of
 from webhook.governed.reconcile_model import (
-    WAS_AWARE_KINDS,
     Create,
     Kind,
     Mode,
@@ -57,7 +57,6 @@ from webhook.governed.reconcile_model import (
     workload_ref,
 )  # fmt: skip
 from webhook.governed.result import Result
-from webhook.governed.stamping import controller_of
 from webhook.governed.tree import build_tree
 from webhook.governed.validation import validate_object
 from webhook.governed.workloads import (

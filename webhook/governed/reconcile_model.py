@@ -10,10 +10,10 @@ import typing as t
 from dataclasses import dataclass, field
 
 from webhook.compiler.builder import parse_group
-from webhook.governed.stamping import controller_of
+from webhook.governed.ownership import controller_of
 
 __all__ = [
-    "WAS_AWARE_KINDS", "Create", "Kind", "Mode", "Observed", "Patch", "Plan", "Report",
+    "Create", "Kind", "Mode", "Observed", "Patch", "Plan", "Report",
     "controller_ref_names", "controls", "count_patch", "counts", "group_count", "meta", "only",
     "string", "taken", "unstamped", "warn", "workload_owner", "workload_ref",
 ]  # fmt: skip
@@ -21,10 +21,6 @@ __all__ = [
 Json = dict[str, t.Any]
 Obj = t.Mapping[str, t.Any]
 Kind = t.Literal["Workload", "CompositePodGroup", "PodGroup"]
-
-# docs/decisions.md §9: the 1.37 Job controller creates the objects of Jobs (and so of
-# CronJobs' Jobs) itself; wasp creating them too would duplicate them.
-WAS_AWARE_KINDS: t.Final = frozenset({("batch", "Job"), ("batch", "CronJob")})
 
 
 class Mode(enum.Enum):

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from webhook.compiler.annotations import GROUP_TEMPLATE_NAME, PARENT_COMPOSITE_POD_GROUP
 from webhook.governed.delegation import delegates
 from webhook.governed.membership import resolve_member, unknown_group
+from webhook.governed.ownership import controller_of
 from webhook.governed.patch import assoc
 from webhook.governed.placement import (
     group_name,
@@ -68,18 +69,6 @@ class Stamped:
     object: t.Any
     warnings: tuple[str, ...] = ()
     roots: tuple[FieldPath, ...] = ()
-
-
-def controller_of(obj: Obj) -> Obj | None:
-    """The ownerReference with ``controller: true``, or ``None`` (absent or malformed)."""
-    metadata = obj.get("metadata")
-    refs = metadata.get("ownerReferences") if isinstance(metadata, dict) else None
-    if not isinstance(refs, list):
-        return None
-    for ref in refs:
-        if isinstance(ref, dict) and ref.get("controller") is True:
-            return ref
-    return None
 
 
 def _policy_of(ref: Obj, policies: PolicySet) -> Policy | None:

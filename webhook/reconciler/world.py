@@ -11,9 +11,9 @@ import typing as t
 from collections import defaultdict
 
 from webhook.compiler.builder import parse_group
+from webhook.governed.ownership import controller_of
 from webhook.governed.reconcile import Observed
 from webhook.governed.reconcile_model import Kind
-from webhook.governed.stamping import controller_of
 from webhook.kube.api import Resource
 
 __all__ = ["ObjectKey", "World", "slim_pod"]
