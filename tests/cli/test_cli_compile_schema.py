@@ -11,6 +11,7 @@ import pytest
 import yaml
 from conftest import EXAMPLES, Json, Run, job
 
+from tests.compiler.test_conformance import LLM_SCHEDULING, compile_job
 from webhook.declarative.openapi import K8S_FORMAT_RULES, to_structural
 from webhook.vocab.formats import FORMAT_CHECKERS
 
@@ -107,6 +108,68 @@ def test_composite_tree_compiles_to_composite_pod_groups(run: Runner) -> None:
     assert result.code == 0, result.stderr
     assert kinds(result)[:2] == ["Workload", "CompositePodGroup"]
     assert "PodGroup" in kinds(result)
+
+
+def _worked_example(
+    name: str, uid: str, namespace: str, scheduling: Json, parallelism: int, **spec: t.Any
+) -> Json:
+    pod: Json = {"restartPolicy": "Never", "containers": [{"name": "c", "image": "x"}], **spec}
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name, "namespace": namespace, "uid": uid},
+        "spec": {"parallelism": parallelism, "scheduling": scheduling, "template": {"spec": pod}},
+    }
+
+
+JOB_CONTROLLER_CASES = [
+    pytest.param(
+        _worked_example("trainer", "job-uid", "default", {"schedulingPolicy": {"gang": {}}}, 4),
+        ("trainer", "job-uid", "default", {"schedulingPolicy": {"gang": {}}}),
+        {"parallelism": 4},
+        id="the worked example: Job trainer, gang {}, parallelism 4",
+    ),
+    pytest.param(
+        _worked_example("llm-train", "llm-uid", "ml", LLM_SCHEDULING, 8, priorityClassName="training-high"),
+        ("llm-train", "llm-uid", "ml", LLM_SCHEDULING),
+        {"parallelism": 8, "priority_class_name": "training-high"},
+        id="gang 8, topology, disruption all, a claim and a priority class",
+    ),
+]
+
+
+@pytest.mark.parametrize(("manifest", "model", "options"), JOB_CONTROLLER_CASES)
+def test_a_job_compiles_to_what_the_job_controller_creates(
+    manifest: Json, model: tuple[str, str, str, Json], options: Json, run: Runner, write: Writer
+) -> None:
+    """docs/decisions.md §9: the Job controller's objects exactly (no managed-by label: wasp does
+    not create them), the root PodGroup with its second, non-controller reference to the
+    Workload, whose uid only the apiserver knows."""
+    result = run("compile", "-o", "json", write("job.yaml", manifest))
+    assert result.code == 0, result.stderr
+    workload, pod_group = compile_job(*model, **options)
+    pod_group["metadata"]["ownerReferences"][1]["uid"] = ""
+    assert result.json()["items"] == [workload, pod_group]
+
+
+def test_objects_wasp_creates_carry_its_label_and_the_workload_reference(run: Runner, write: Writer) -> None:
+    result = run(
+        "compile",
+        "-o",
+        "json",
+        "--policies",
+        EXAMPLES / "trainer" / "policy.yaml",
+        EXAMPLES / "trainer" / "trainer.yaml",
+    )
+    assert result.code == 0, result.stderr
+    workload, *groups = result.json()["items"]
+    assert all(
+        o["metadata"]["labels"] == {"app.kubernetes.io/managed-by": "wasp"} for o in [workload, *groups]
+    )
+    assert [
+        [(r["kind"], r["name"], r.get("controller", False)) for r in g["metadata"]["ownerReferences"]]
+        for g in groups
+    ] == [[("Trainer", "resnet", True), ("Workload", workload["metadata"]["name"], False)] for _ in groups]
 
 
 def test_compile_json_is_a_v1_list(run: Runner, write: Writer) -> None:

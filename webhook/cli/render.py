@@ -25,6 +25,7 @@ from webhook.cli.checker import ExitCode, stderr_line
 from webhook.cli.loader import STDIN, Document, LoadError, expand_paths, load_source
 from webhook.cli.validate import load_policy_set, with_policy_options
 from webhook.governed.delegation import delegated_templates
+from webhook.governed.reconcile_model import workload_owner
 from webhook.governed.result import Status
 from webhook.governed.tree import get_path
 from webhook.governed.validation import validate_object
@@ -33,7 +34,7 @@ from webhook.policy import Policy, PolicySet
 from webhook.vocab.errors import BuildError
 from webhook.vocab.gates import FeatureGates
 
-__all__ = ["PLACEHOLDER_UID", "compile_command", "compile_document", "not_compiled_reason"]
+__all__ = ["PLACEHOLDER_UID", "as_created", "compile_command", "compile_document", "not_compiled_reason"]
 
 PLACEHOLDER_UID: t.Final = "00000000-0000-0000-0000-000000000000"
 # Governed kinds whose objects never get a Workload themselves.
@@ -86,16 +87,31 @@ def compile_document(
     return compile_object(policy, obj, uid=used).objects(), used
 
 
-def _delegated_pod_groups(
+def as_created(
     policy: Policy, obj: t.Mapping[str, t.Any], objects: list[dict[str, t.Any]], policies: PolicySet
-) -> list[str]:
-    """Names of the compiled PodGroups of delegated leaves (same names, another creator)."""
+) -> tuple[list[dict[str, t.Any]], list[str]]:
+    """The objects as their creator makes them, and the names of the delegated leaves' PodGroups.
+
+    Every group gets the non-controller reference to its Workload that the Job controller and
+    ``wasp reconcile`` add when they create it (docs/design.md §7.2); its ``uid`` is the
+    Workload's, which the apiserver assigns, so it is empty here. A delegated leaf's PodGroups
+    are left out: the Job controller creates them for each child Job, owned by that Job alone.
+    """
     delegated = delegated_templates(policy, obj, policies.gates)
-    return [
-        o["metadata"]["name"]
-        for o in objects
-        if o.get("kind") == "PodGroup" and o["spec"].get("workloadRef", {}).get("templateName") in delegated
-    ]
+    workload, groups = objects[0], objects[1:]
+    owner = workload_owner(workload)
+    kept: list[dict[str, t.Any]] = [workload]
+    skipped: list[str] = []
+    for group in groups:
+        if (
+            group.get("kind") == "PodGroup"
+            and group["spec"].get("workloadRef", {}).get("templateName") in delegated
+        ):
+            skipped.append(group["metadata"]["name"])
+            continue
+        group["metadata"]["ownerReferences"] = [*group["metadata"].get("ownerReferences", []), owner]
+        kept.append(group)
+    return kept, skipped
 
 
 def _compile_all(
@@ -137,10 +153,11 @@ def _compile_all(
                     stderr_line(f"wasp: {where}: cannot compile: {exc}")
                     code = max(code, ExitCode.INVALID)
                     continue
-                for name in _delegated_pod_groups(policy, obj, objects, policies):
+                objects, delegated = as_created(policy, obj, objects, policies)
+                for name in delegated:
                     stderr_line(
                         f"wasp: {where}: note: PodGroup {name} is created by the Job controller for the "
-                        "delegated Job (mode: delegate), not by wasp reconcile"
+                        "delegated Job (mode: delegate), owned by that Job, not by wasp reconcile: not printed"
                     )
                 out.append((where, objects, used == PLACEHOLDER_UID))
         except LoadError as exc:
@@ -196,6 +213,10 @@ def compile_command(
                     stdout.write("---\n")
                 first = False
                 stdout.write(f"# Source: {where}\n")
+                if obj.get("kind") != "Workload":
+                    stdout.write(
+                        "# wasp: the Workload reference's uid is assigned when the apiserver creates it\n"
+                    )
                 if uses_placeholder:
                     stdout.write(
                         f"# wasp: metadata.uid missing; names use placeholder UID {PLACEHOLDER_UID}; pass --uid\n"

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from webhook.compiler.builder import Builder
 from webhook.compiler.names import generate_pod_group_name, generate_workload_name
 from webhook.compiler.types import BuildOptions
+from webhook.governed.ownership import WAS_AWARE_KINDS
 from webhook.governed.tree import ObjectNode, build_tree
 from webhook.policy import NodeSpec, Policy
 from webhook.vocab.errors import BuildError
@@ -94,11 +95,6 @@ class Compiled:
         return [self.workload, *self.composite_pod_groups, *self.pod_groups]
 
 
-def _label(obj: Json) -> Json:
-    obj["metadata"].setdefault("labels", {}).update(MANAGED_BY_LABELS)
-    return obj
-
-
 def _add_groups(
     builder: Builder, compiled: Compiled, name: str, uid: str, node: ObjectNode, parent_group: str | None
 ) -> None:
@@ -116,7 +112,7 @@ def _add_groups(
             )
             if parent_group is not None:
                 group["spec"]["parentCompositePodGroupName"] = parent_group
-            compiled.pod_groups.append(_label(group))
+            compiled.pod_groups.append(group)
         return
     if node.spec.composite:
         group = builder.new_composite_pod_group(group_name, node.template_name)
@@ -126,7 +122,7 @@ def _add_groups(
         target = compiled.pod_groups
     if parent_group is not None:
         group["spec"]["parentCompositePodGroupName"] = parent_group
-    target.append(_label(group))
+    target.append(group)
     for child in node.children:
         _add_groups(builder, compiled, name, uid, child, group_name if node.spec.composite else None)
 
@@ -154,10 +150,15 @@ def compile_object(policy: Policy, obj: t.Mapping[str, t.Any], *, uid: str) -> C
         allowed_disruption_modes=policy.allowed_disruption_modes,
     )
     builder = Builder(tree, options)
-    # No copy: the builder is this call's alone and every dict of its Workload is built fresh
-    # (PodGroups deep-copy what they take from its templates), so the Workload is ours to label.
-    compiled = Compiled(_label(builder.build_workload()))
+    compiled = Compiled(builder.build_workload())
     _add_groups(builder, compiled, name, uid, tree, None)
+    if (policy.group, policy.kind) not in WAS_AWARE_KINDS:
+        # Decision 23: what wasp creates carries its label. A Job's objects are the Job
+        # controller's, which labels nothing (docs/design.md §7.2). No copy: the builder is
+        # this call's alone, every dict of its Workload is built fresh and PodGroups deep-copy
+        # what they take from its templates, so these objects are ours to label.
+        for made in compiled.objects():
+            made["metadata"].setdefault("labels", {}).update(MANAGED_BY_LABELS)
     seen = collections.Counter(g["metadata"]["name"] for g in compiled.pod_groups)
     twice = sorted(n for n, times in seen.items() if times > 1)
     if twice:
