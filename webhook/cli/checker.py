@@ -18,6 +18,7 @@ import time
 import typing as t
 from dataclasses import dataclass, field, replace
 
+from webhook.cli.admitted import as_admitted
 from webhook.cli.loader import Document, LoadError, ParseState, load_source, locate, parse_text, read_source
 from webhook.governed.result import Result, Status
 from webhook.governed.validation import validate_object
@@ -236,7 +237,7 @@ def _judge(check: Check, doc: Document, old_local: t.Mapping[Identity, object]) 
     elif check.reject and kind_matches(mapping, check.reject):
         result = Result.judged("--reject", [forbidden(FieldPath.of("kind"), "rejected by --reject")], [])
     else:
-        result = validate_object(obj, old, policies=check.policies)
+        result = validate_object(as_admitted(obj), old, policies=check.policies)
     status, reason = result.status, result.reason
     if status is Status.ERROR and check.skip_non_kubernetes and doc.problem is None:
         status, reason = Status.SKIPPED, f"ignored: {reason}"
