@@ -158,6 +158,20 @@ CASES = [
         [{"op": "add", "path": "/spec/scheduling", "value": {"a": 1, "b": 2}}],
     ),
     Case(
+        "two roots under one missing parent share its one add (a delegated Job without annotations)",
+        {"metadata": {"name": "j"}},
+        {"metadata": {"name": "j", "annotations": {"a/x": "1", "a/y": "2"}}},
+        ("metadata.annotations[a/x]", "metadata.annotations[a/y]"),
+        [{"op": "add", "path": "/metadata/annotations", "value": {"a/x": "1", "a/y": "2"}}],
+    ),
+    Case(
+        "two roots under one parent that is not a container share its one replace",
+        {"metadata": {"name": "j", "annotations": "oops"}},
+        {"metadata": {"name": "j", "annotations": {"a/x": "1", "a/y": "2"}}},
+        ("metadata.annotations[a/x]", "metadata.annotations[a/y]"),
+        [{"op": "replace", "path": "/metadata/annotations", "value": {"a/x": "1", "a/y": "2"}}],
+    ),
+    Case(
         "a root absent on both sides gives no operation",
         {"spec": {}},
         {"spec": {}},

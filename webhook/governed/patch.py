@@ -89,9 +89,14 @@ def make_patch(original: object, mutated: object, *, roots: t.Sequence[FieldPath
     changing ``mutated``. Neither input is modified.
     """
     ops: list[PatchOp] = []
+    # Subtrees an op above already wrote whole: two roots under one missing parent (two
+    # annotation keys of an object without annotations) share its one "add".
+    written: list[tuple[Segment, ...]] = []
     for root in _nested(roots):
         a, b = original, mutated
         segments = root.segments
+        if any(segments[: len(done)] == done for done in written):
+            continue
         for depth, seg in enumerate(segments):
             child_a, child_b = _step(a, seg), _step(b, seg)
             if child_a is _ABSENT and child_b is _ABSENT:
@@ -104,10 +109,13 @@ def make_patch(original: object, mutated: object, *, roots: t.Sequence[FieldPath
                         ops.append(
                             {"op": "replace", "path": FieldPath(segments[:depth]).json_pointer(), "value": b}
                         )
+                        written.append(segments[:depth])
                     else:
                         ops.append({"op": "add", "path": pointer, "value": child_b})
+                        written.append(segments[: depth + 1])
                 else:
                     ops.append({"op": "remove", "path": pointer})
+                    written.append(segments[: depth + 1])
                 break
             a, b = child_a, child_b
         else:
