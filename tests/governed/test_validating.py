@@ -172,6 +172,20 @@ def update_pair(name: str, old: Maker, new: Maker, *errors: tuple[str, str]) -> 
 
 J = job()
 GANG4 = J.scheduling(gang(4))
+JOBSET_OWNER = {
+    "apiVersion": "jobset.x-k8s.io/v1alpha2",
+    "kind": "JobSet",
+    "name": "js",
+    "uid": "u1",
+    "controller": True,
+}
+CRONJOB_OWNER = {
+    "apiVersion": "batch/v1",
+    "kind": "CronJob",
+    "name": "nightly",
+    "uid": "u2",
+    "controller": True,
+}
 
 DECLARATIVE = [
     case(
@@ -499,6 +513,28 @@ DECISIONS = [
     case(
         "decision 8: a 57-character Job name is admitted without a warning",
         job(name="j" * 57).scheduling(gang()),
+        warnings=0,
+    ),
+    case(
+        "decision 8: no template-name warning when the pods join a user-managed PodGroup (no Workload)",
+        job(name="j" * 58).set(SG, {"podGroupName": "pg"}),
+        warnings=0,
+    ),
+    case(
+        "decision 8: no template-name warning for a Job another controller owns (no Workload of its own)",
+        job(name="j" * 58).set("metadata.ownerReferences", [JOBSET_OWNER]),
+        warnings=0,
+    ),
+    case(
+        "decision 8: a Job a CronJob owns is a root and is warned",
+        job(name="j" * 58).set("metadata.ownerReferences", [CRONJOB_OWNER]),
+        warnings=1,
+        mentions=("j" * 58 + "-pgt-0",),
+    ),
+    case(
+        "decision 8: no template-name warning while GenericWorkload is off (no Workload at all)",
+        job(name="j" * 58),
+        gates="GenericWorkload=false",
         warnings=0,
     ),
 ]

@@ -28,9 +28,8 @@ from webhook.cli.validate import load_policy_set, with_policy_options
 from webhook.governed.delegation import delegated_templates
 from webhook.governed.reconcile_model import workload_owner
 from webhook.governed.result import Status
-from webhook.governed.tree import get_path
 from webhook.governed.validation import validate_object
-from webhook.governed.workloads import compile_object, gate_refusal
+from webhook.governed.workloads import compile_object, workload_refusal
 from webhook.policy import Policy, PolicySet
 from webhook.vocab.errors import BuildError
 from webhook.vocab.gates import FeatureGates
@@ -58,26 +57,10 @@ def _where(doc: Document, obj: t.Mapping[str, t.Any]) -> str:
 
 def not_compiled_reason(policy: Policy, obj: t.Mapping[str, t.Any], gates: FeatureGates) -> str | None:
     """Why a valid governed object gets no Workload, or ``None`` when it gets one."""
-    group = policy.group
-    if (group, policy.kind) in _NO_WORKLOAD:
-        return _NO_WORKLOAD[(group, policy.kind)]
-    if "GenericWorkload" not in gates:
-        return "feature gate GenericWorkload is off"
-    if policy.feature_gate and policy.feature_gate not in gates:
-        return f"feature gate {policy.feature_gate} is off"
-    refusal = gate_refusal(policy, gates)
-    if refusal is not None:
-        return refusal
-    for other in policy.root.exclusive_with:
-        if get_path(obj, other) is not None:
-            return f"{other} is set: the pods join a user-managed PodGroup"
-    if (group, policy.kind) == ("batch", "Job"):
-        for ref in _metadata(obj).get("ownerReferences") or []:
-            if isinstance(ref, dict) and ref.get("controller") is True:
-                owner_group = str(ref.get("apiVersion", "")).rpartition("/")[0]
-                if (owner_group, ref.get("kind")) != ("batch", "CronJob"):
-                    return f"controlled by {ref.get('kind')} {ref.get('name')}: its controller manages scheduling"
-    return None
+    key = (policy.group, policy.kind)
+    if key in _NO_WORKLOAD:
+        return _NO_WORKLOAD[key]
+    return workload_refusal(policy, obj, gates)
 
 
 def compile_document(

@@ -23,6 +23,7 @@ from webhook.governed.layering import outer_owner
 from webhook.governed.result import Result, Status
 from webhook.governed.tree import ObjectNode, build_tree, get_path
 from webhook.governed.updates import update_errors
+from webhook.governed.workloads import workload_refusal
 from webhook.policy import Policy, PolicySet
 from webhook.vocab.equality import semantic_equal
 from webhook.vocab.field import FieldError, duplicate, forbidden, invalid, required
@@ -118,7 +119,9 @@ def validate_governed(
     if old_root is not None:
         errors.extend(update_errors(policy, nodes, stored))
     errors.extend(_refused_fields(policy, obj, old))
-    _advice(tree, nodes, gates, warnings, any_block=present)
+    # Template names matter only to a tree that compiles to a Workload (decision 8).
+    compiles = workload_refusal(policy, obj, gates) is None
+    _advice(tree, nodes, gates, warnings, any_block=present, compiles=compiles)
     if policy.notice is not None and any(node.block is not None for node in nodes):
         warnings.append(policy.notice)  # the policy author's own word to its users
     return _dedupe(errors), warnings
@@ -253,15 +256,16 @@ def _refused_fields(policy: Policy, obj: Obj, old: Obj | None) -> list[FieldErro
 
 
 def _advice(
-    tree: ObjectNode, nodes: list[ObjectNode], gates: FeatureGates, out: list[str], *, any_block: bool
-) -> None:
+    tree: ObjectNode, nodes: list[ObjectNode], gates: FeatureGates, out: list[str], *, any_block: bool,
+    compiles: bool,
+) -> None:  # fmt: skip
     """Warnings: template names the Workload cannot carry (docs/decisions.md §8), gates that drop blocks (§14)."""
     # An object that has only generateName has no name yet, so its template names are unknown.
     metadata = tree.context.get("metadata")
     named = isinstance(metadata, dict) and bool(metadata.get("name"))
     enabled = gates.enabled  # a frozenset: no method call per check
     for node in nodes:
-        if named and dns_label(node.template_name):
+        if compiles and named and dns_label(node.template_name):
             out.append(
                 f"template name {node.template_name!r} is not a valid DNS label (max 63 characters): "
                 "the Workload for this object cannot be created"

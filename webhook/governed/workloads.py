@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from webhook.compiler.builder import Builder
 from webhook.compiler.names import generate_pod_group_name, generate_workload_name
 from webhook.compiler.types import BuildOptions
-from webhook.governed.ownership import WAS_AWARE_KINDS
-from webhook.governed.tree import ObjectNode, build_tree
+from webhook.governed.ownership import WAS_AWARE_KINDS, controller_of
+from webhook.governed.tree import ObjectNode, build_tree, get_path
 from webhook.policy import NodeSpec, Policy
 from webhook.vocab.errors import BuildError
 from webhook.vocab.gates import FeatureGates
@@ -29,6 +29,7 @@ __all__ = [
     "leaf_template_name",
     "pod_group_name",
     "workload_name",
+    "workload_refusal",
 ]
 
 Json = dict[str, t.Any]
@@ -67,6 +68,33 @@ def gate_refusal(policy: Policy, gates: FeatureGates) -> str | None:
             "a composite tree needs feature gate CompositePodGroup, which is off "
             "(the apiserver forbids compositePodGroupTemplates)"
         )
+    return None
+
+
+def workload_refusal(policy: Policy, obj: t.Mapping[str, t.Any], gates: FeatureGates) -> str | None:
+    """Why ``obj`` gets no Workload of its own tree at all, or ``None`` when its tree compiles to one.
+
+    The 1.37 Job controller's mode table (docs/design.md §7.1) as it applies to an object on its
+    own: a gate that turns Workloads (or this policy's blocks) off, a composite tree without its
+    gate, pods that join a user-managed PodGroup, and a Job that another controller than a CronJob
+    owns (decision 4): its controller manages scheduling.
+    """
+    if "GenericWorkload" not in gates:
+        return "feature gate GenericWorkload is off"
+    if policy.feature_gate and policy.feature_gate not in gates:
+        return f"feature gate {policy.feature_gate} is off"
+    refusal = gate_refusal(policy, gates)
+    if refusal is not None:
+        return refusal
+    for other in policy.root.exclusive_with:
+        if get_path(obj, other) is not None:
+            return f"{other} is set: the pods join a user-managed PodGroup"
+    if (policy.group, policy.kind) == ("batch", "Job"):
+        owner = controller_of(obj)
+        if owner is not None:
+            owner_group = str(owner.get("apiVersion", "")).rpartition("/")[0]
+            if (owner_group, owner.get("kind")) != ("batch", "CronJob"):
+                return f"controlled by {owner.get('kind')} {owner.get('name')}: its controller manages scheduling"
     return None
 
 
