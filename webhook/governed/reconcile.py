@@ -226,7 +226,8 @@ def _plan_root(
         names = ", ".join(sorted(string(meta(w).get("name")) for w in mine))
         return only(
             "SeveralWorkloads",
-            f"{len(mine)} Workloads are controlled by this object ({names}): default scheduling, nothing is changed",
+            f"{len(mine)} Workloads are controlled by this object ({names}): nothing is changed; new pods are still "
+            "stamped and wait for a group (docs/decisions.md D10): delete the Workloads wasp did not create",
         )
     wanted_name = string(wanted["metadata"]["name"])
     if not mine:
@@ -248,7 +249,8 @@ def _plan_root(
         # structure would not match them (decision 21).
         return only(
             "UnsupportedWorkloadStructure",
-            f"Workload {live_name}: {patch}; it is left alone and no group is created",
+            f"Workload {live_name}: {patch}; it is left alone and no group is created; new pods are still stamped "
+            "and wait for a group (docs/decisions.md D10): delete it and wasp creates its own",
         )
     writes: list[Create | Patch] = []
     reports: list[Report] = []
