@@ -152,6 +152,28 @@ def test_a_job_compiles_to_what_the_job_controller_creates(
     assert result.json()["items"] == [workload, pod_group]
 
 
+NOT_NEW = [
+    pytest.param({"startTime": "2026-12-01T10:00:00Z"}, "status.startTime is set", id="started"),
+    pytest.param({"succeeded": 2}, "status.succeeded is 2", id="pods succeeded"),
+    pytest.param({"failed": 1}, "status.failed is 1", id="a pod failed"),
+    pytest.param(
+        {"conditions": [{"type": "Suspended", "status": "False"}]},
+        "it has a Suspended condition",
+        id="was suspended",
+    ),
+]
+
+
+@pytest.mark.parametrize(("status", "why"), NOT_NEW)
+def test_a_job_that_is_not_new_is_not_compiled(status: Json, why: str, run: Runner, write: Writer) -> None:
+    """docs/design.md §7.2: the Job controller creates objects only for a new Job."""
+    obj = job()
+    obj["status"] = status
+    result = run("compile", "--uid", "u", write("job.yaml", obj))
+    assert (result.code, kinds(result)) == (0, [])
+    assert f"not compiled: the Job is not new ({why})" in result.stderr
+
+
 def test_objects_wasp_creates_carry_its_label_and_the_workload_reference(run: Runner, write: Writer) -> None:
     result = run(
         "compile",

@@ -95,6 +95,29 @@ def workload_refusal(policy: Policy, obj: t.Mapping[str, t.Any], gates: FeatureG
             owner_group = str(owner.get("apiVersion", "")).rpartition("/")[0]
             if (owner_group, owner.get("kind")) != ("batch", "CronJob"):
                 return f"controlled by {owner.get('kind')} {owner.get('name')}: its controller manages scheduling"
+        started = _job_started(obj.get("status"))
+        if started is not None:
+            return f"the Job is not new ({started}): the Job controller creates objects only for a new Job"
+    return None
+
+
+def _job_started(status: object) -> str | None:
+    """What in a Job's status shows it is not new (docs/design.md §7.2), or ``None``.
+
+    Pods of the Job would show it too; they are not in the Job, so only the controller sees them.
+    """
+    if not isinstance(status, dict):
+        return None
+    if status.get("startTime"):
+        return "status.startTime is set"
+    for field_name in ("succeeded", "failed"):
+        count = status.get(field_name)
+        if isinstance(count, int) and not isinstance(count, bool) and count != 0:
+            return f"status.{field_name} is {count}"
+    conditions = status.get("conditions")
+    for condition in conditions if isinstance(conditions, list) else ():
+        if isinstance(condition, dict) and condition.get("type") == "Suspended":
+            return "it has a Suspended condition"
     return None
 
 
