@@ -327,11 +327,30 @@ def test_a_review_being_handled_is_in_flight(client: FlaskClient, monkeypatch: p
     assert sample("wasp_admission_in_flight_requests", {}) == 0
 
 
-def test_warnings_stay_inside_the_apiservers_limits() -> None:
-    assert limit_warnings(["a" * 300])[0] == "a" * 255 + "…"
-    kept = limit_warnings(["w" * 200] * 30)
-    assert len(kept) == 20 and sum(map(len, kept)) <= 4096
-    assert limit_warnings(["", "x"]) == ["x"]
+def _texts(count: int, size: int) -> list[str]:
+    return [f"{i:03d}".ljust(size, "w") for i in range(count)]
+
+
+LIMITS = [
+    pytest.param(["a" * 300], ["a" * 300], id="one long warning under the 4,096-rune total is kept whole"),
+    pytest.param(_texts(20, 200), _texts(20, 200), id="4,000 runes in all: every warning whole"),
+    pytest.param(
+        _texts(30, 200), _texts(21, 200), id="past 4,096: added while fewer than 4,096 runes are written (21)"
+    ),
+    pytest.param(
+        _texts(20, 300),
+        [t[:255] + "…" for t in _texts(16, 300)],
+        id="past 4,096: each cut to 256 runes, marked, 16 of them",
+    ),
+    pytest.param(["x", "x", "y"], ["x", "y"], id="a repeated warning once, as the apiserver records it"),
+    pytest.param(["", "x"], ["x"], id="empty warnings are dropped"),
+]
+
+
+@pytest.mark.parametrize(("warnings", "expected"), LIMITS)
+def test_warnings_are_what_the_apiserver_passes_on(warnings: list[str], expected: list[str]) -> None:
+    """k8s.io/apiserver endpoints/filters/warning.go: whole while the total fits, then truncating."""
+    assert limit_warnings(warnings) == expected
 
 
 # -------------------------------------------------------------------------------------- probes

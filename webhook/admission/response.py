@@ -38,19 +38,26 @@ _REASONS: t.Final = {
 
 
 def limit_warnings(warnings: t.Iterable[str]) -> list[str]:
-    """Each warning cut to 256 runes (Python ``str`` length counts runes); once the total
-    would pass 4096 runes the rest are dropped. Empty warnings are dropped; order is kept."""
+    """The warnings as the apiserver passes them on (k8s.io/apiserver ``endpoints/filters/warning.go``).
+
+    Each text once, in order (empty ones dropped). While their text totals at most 4,096 runes
+    they are all kept whole. Past that the apiserver truncates: every warning is cut to 256
+    runes and added while fewer than 4,096 runes are written, the rest dropped. A cut warning
+    ends in "…" inside its 256 runes, so the user sees that it was cut. Python's ``str`` length
+    counts runes.
+    """
+    texts = [text for text in dict.fromkeys(warnings) if text]
+    if sum(map(len, texts)) <= WARNINGS_TOTAL_RUNES:
+        return texts
     kept: list[str] = []
-    total = 0
-    for text in warnings:
-        if not text:
-            continue
+    written = 0
+    for text in texts:
+        if written >= WARNINGS_TOTAL_RUNES:
+            break
         if len(text) > WARNING_RUNES:
             text = text[: WARNING_RUNES - 1] + "…"
-        if total + len(text) > WARNINGS_TOTAL_RUNES:
-            break
         kept.append(text)
-        total += len(text)
+        written += len(text)
     return kept
 
 
