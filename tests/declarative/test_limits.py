@@ -173,6 +173,8 @@ OBJECT_CASES = [
                 "schedulingConstraints": {"topology": [{"key": "a"}, {"key": "b"}, {"key": "c"}]},
             }
         ),
+        # The Job path keeps its update rules beside the content rules (docs/design.md §2.4):
+        # no 1.37 batch validation of spec.scheduling was readable to show a short-circuit.
         [
             too_many(TOPOLOGY, 3, 1),
             (

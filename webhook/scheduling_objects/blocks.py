@@ -34,11 +34,12 @@ from webhook.scheduling_objects.markers import (
     union,
     unique_names,
 )
+from webhook.vocab.equality import semantic_equal
 from webhook.vocab.field import FieldPath, invalid, required, type_invalid
-from webhook.vocab.formats import dns_label, dns_subdomain, label_key, path_segment_name
+from webhook.vocab.formats import FORMAT_CHECKERS, dns_label, dns_subdomain, label_key, path_segment_name
 
-SHORT_NAME: t.Final = ("k8s-short-name", dns_label)
-LONG_NAME: t.Final = ("k8s-long-name", dns_subdomain)
+SHORT_NAME: t.Final = ("k8s-short-name", FORMAT_CHECKERS["k8s-short-name"])  # the content wording
+LONG_NAME: t.Final = ("k8s-long-name", FORMAT_CHECKERS["k8s-long-name"])
 LABEL_KEY: t.Final = ("k8s-label-key", label_key)
 PATH_SEGMENT: t.Final = ("k8s-path-segment-name", path_segment_name)
 
@@ -103,14 +104,15 @@ LEAF_TEMPLATE: t.Final = GroupShape(
         _PREEMPTION,
     ),
 )
-# The PodGroup runtime object: constraints are immutable only while their gate is on.
+# The PodGroup runtime object: constraints are immutable only while their gate is on; claims have
+# no ifDisabled marker, as in templates (generated ``PodGroupSpec.ResourceClaims``: immutable, maxItems).
 POD_GROUP: t.Final = GroupShape(
     "minCount",
     has_claims=True,
     gated=(
         ("parentCompositePodGroupName", GateMarkers(COMPOSITE_GATE)),
         ("schedulingConstraints", GateMarkers(TOPOLOGY_GATE, frozen_when_off=False)),
-        ("resourceClaims", GateMarkers(CLAIMS_GATE)),
+        ("resourceClaims", GateMarkers(CLAIMS_GATE, forbidden_when_off=False)),
         _PREEMPTION,
     ),
 )
@@ -139,10 +141,12 @@ def validate_metadata(meta: object, old_meta: Old) -> Errors:
     obj = obj or {}
     if is_update(old_meta):
         # On update only immutability is checked; the name format was checked on create.
+        # Hand-written ``ValidateImmutableField``: unlike the marker, it reports the new value
+        # and no origin.
         return [
-            e
+            invalid(path.child(key), obj.get(key), "field is immutable")
             for key in ("name", "namespace")
-            for e in immutable(path.child(key), obj.get(key), get(old_meta, key))
+            if not semantic_equal(obj.get(key), get(old_meta, key))
         ]
     return _validate_generate_name(obj, path) + _validate_name(obj, path) + _validate_namespace(obj, path)
 
@@ -210,17 +214,19 @@ def validate_scheduling_policy(
     """``schedulingPolicy``: a basic|gang union and the update rules of ``shape``.
 
     The field is ``+required`` only as documentation (docs/decisions.md E1): an absent policy is the
-    zero struct and fails the union, and on update the member rules still run after it.
+    zero struct and fails the union, and on update the member rules still run after it. A
+    whole-policy immutability marker short-circuits: a changed policy draws only that error.
     """
     p = path.child("schedulingPolicy")
     new, old = _zero_struct(parent.get("schedulingPolicy")), old_child(old_parent, "schedulingPolicy")
     old = _zero_struct(old) if is_update(old) else old
     if unchanged(new, old):
         return []
-    errs = immutable(p, new, old) if shape.whole_policy_immutable else []
-    obj, type_errs = as_object(new, p)
+    if shape.whole_policy_immutable and (stops := immutable(p, new, old)):
+        return stops
+    obj, errs = as_object(new, p)
     if obj is None:
-        return errs + type_errs
+        return errs
     errs += union(p, obj, ("basic", "gang"), old)
     errs += _validate_basic(obj, old, p, frozen_variant=not shape.whole_policy_immutable)
     errs += _validate_gang(obj, old, p, shape, frozen_variant=not shape.whole_policy_immutable)
@@ -236,23 +242,25 @@ def _validate_basic(
     policy: Mapping[str, t.Any], old_policy: Old, path: FieldPath, *, frozen_variant: bool
 ) -> Errors:
     p, new = path.child("basic"), policy.get("basic")
-    errs = immutable(p, new, old_child(old_policy, "basic")) if frozen_variant else []
-    return errs + as_object(new, p)[1]
+    if frozen_variant and (stops := immutable(p, new, old_child(old_policy, "basic"))):
+        return stops
+    return as_object(new, p)[1]
 
 
 def _validate_gang(
     policy: Mapping[str, t.Any], old_policy: Old, path: FieldPath, shape: GroupShape, *, frozen_variant: bool
 ) -> Errors:
     p, new, old = path.child("gang"), policy.get("gang"), old_child(old_policy, "gang")
-    errs = no_set_no_unset(p, new, old) if frozen_variant else []
-    obj, type_errs = as_object(new, p)
+    if frozen_variant and (stops := no_set_no_unset(p, new, old)):
+        return stops  # a gang that appears or vanishes is not validated inside
+    obj, errs = as_object(new, p)
     if obj is None:
-        return errs + type_errs
+        return errs
     key = shape.count_key
     if unchanged(obj.get(key), old_child(old, key)):
-        return errs
+        return []
     # The gang size is a non-pointer int32: 0 is "absent" (Required), negatives fail the minimum.
-    return errs + int32_value(obj.get(key), p.child(key), required_nonzero=True, minimum=1)
+    return int32_value(obj.get(key), p.child(key), required_nonzero=True, minimum=1)
 
 
 # --- constraints, claims, disruption ----------------------------------------------------------
@@ -277,11 +285,15 @@ def validate_constraints(value: object, old: Old, path: FieldPath) -> Errors:
     return errs
 
 
-def validate_resource_claims(value: object, old: Old, path: FieldPath) -> Errors:
-    """``resourceClaims``: map keyed by name, at most 4, each naming exactly one source."""
+def resource_claims_limit(value: object, path: FieldPath) -> Errors:
+    """``resourceClaims`` maxItems=4: a marker of the field, run beside its immutability."""
     items, errs = as_list(value, path)
-    if errs or (errs := max_items(path, items, MAX_RESOURCE_CLAIMS)):
-        return errs
+    return errs or max_items(path, items, MAX_RESOURCE_CLAIMS)
+
+
+def validate_resource_claims(value: object, old: Old, path: FieldPath) -> Errors:
+    """``resourceClaims`` within its limit: map keyed by name, each naming exactly one source."""
+    items, _ = as_list(value, path)
     errs = unique_names(path, items)
     # Items are matched to their old version by name; a new item is validated as created.
     old_by_name = old_items_by_name(old) if is_update(old) else {}
@@ -297,9 +309,9 @@ def _validate_claim(value: object, old: Old, path: FieldPath) -> Errors:
     if errs:
         return errs
     obj = obj or {}  # a null list item decodes to the zero struct: no name and no source
-    errs = string_field(obj, old, "name", path, required_=True, fmt=SHORT_NAME)
-    # The source union is reported at the list item itself (docs/design.md §2.9).
-    errs += union(path, obj, ("resourceClaimName", "resourceClaimTemplateName"), old)
+    # The source union, at the list item itself (docs/design.md §2.9), precedes the members.
+    errs = union(path, obj, ("resourceClaimName", "resourceClaimTemplateName"), old)
+    errs += string_field(obj, old, "name", path, required_=True, fmt=SHORT_NAME)
     for key in ("resourceClaimName", "resourceClaimTemplateName"):
         errs += string_field(obj, old, key, path, pointer=True, fmt=LONG_NAME)
     return errs
@@ -319,6 +331,7 @@ def validate_disruption_mode(value: object, old: Old, path: FieldPath) -> Errors
 # --- the shared group fields ------------------------------------------------------------------
 
 _Check = t.Callable[[object, Old, FieldPath], Errors]
+_Limit = t.Callable[[object, FieldPath], Errors]
 
 
 def frozen_field(
@@ -329,20 +342,27 @@ def frozen_field(
     ctx: Ctx,
     check: _Check,
     markers: GateMarkers | None,
+    limit: _Limit | None = None,
 ) -> Errors:
-    """An immutable optional field: gate markers, immutability, then the field's own rules."""
+    """An immutable optional field: its short-circuiting markers (the gate's Forbidden,
+    immutability, then ``limit``) all run; if any fails, the field's own rules ``check`` do
+    not (docs/design.md §2.4), as in the generated code's ``earlyReturn``."""
     p, new, old = path.child(key), parent.get(key), old_child(old_parent, key)
     if unchanged(new, old):
         return []
-    errs: Errors = []
+    stops: Errors = []
     frozen = True
     if markers is not None and markers.gate not in ctx.gates:
         if markers.forbidden_when_off:
-            errs += forbidden_if_disabled(p, new, old, markers.gate, ctx)
+            stops += forbidden_if_disabled(p, new, old, markers.gate, ctx)
         frozen = markers.frozen_when_off
     if frozen:
-        errs += immutable(p, new, old)
-    return errs + (check(new, old, p) if new is not None else [])
+        stops += immutable(p, new, old)
+    if limit is not None:
+        stops += limit(new, p)
+    if stops or new is None:
+        return stops
+    return check(new, old, p)
 
 
 def validate_group_fields(
@@ -361,7 +381,8 @@ def validate_group_fields(
     ]
     errs = validate_scheduling_policy(obj, old, path, shape)
     for key, check in checks:
-        errs += frozen_field(obj, old, key, path, ctx, check, shape.gate_of(key))
+        limit = resource_claims_limit if key == "resourceClaims" else None
+        errs += frozen_field(obj, old, key, path, ctx, check, shape.gate_of(key), limit)
     return errs
 
 

@@ -96,10 +96,13 @@ def _validate_workload_ref_field(
     p, new, old = path.child("workloadRef"), spec.get("workloadRef"), old_child(old_spec, "workloadRef")
     if unchanged(new, old):
         return []
-    errs = immutable(p, new, old)
-    if new is None:
-        return errs + ([required(p, origin="required")] if required_ else [])
-    return errs + validate_workload_ref(new, old, p)
+    # Both markers short-circuit (docs/design.md §2.4): either failing skips the reference's rules.
+    stops = immutable(p, new, old)
+    if new is None and required_:
+        stops.append(required(p, origin="required"))
+    if stops or new is None:
+        return stops
+    return validate_workload_ref(new, old, p)
 
 
 def priority_plugin_warning(spec: object, old_spec: Old) -> list[str]:

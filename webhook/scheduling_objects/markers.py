@@ -265,8 +265,15 @@ def old_items_by_name(old: Old) -> dict[object, t.Any]:
     return by_name
 
 
+# The update markers below are short-circuiting (docs/design.md §2.4): the generated code emits
+# them with ``MarkShortCircuit``, so once one fails the field's own content rules do not run.
+# Their callers collect them with the field's other short-circuiting markers and stop there.
+
+
 def no_add_no_remove(path: FieldPath, items: list[t.Any], old: Old) -> Errors:
-    """``update=NoAddItem`` + ``update=NoRemoveItem``, items matched by name."""
+    """``update=NoAddItem`` + ``update=NoRemoveItem``, items matched by name. Like
+    apimachinery ``validate.ValSliceUpdate``: one Forbidden per added item at ``list[i]``,
+    then one per removed old item at the list itself."""
     if not is_update(old):
         return []
     old_keys = set(old_items_by_name(old))
@@ -276,26 +283,31 @@ def no_add_no_remove(path: FieldPath, items: list[t.Any], old: Old) -> Errors:
         for i, item in dict_items(items)
         if _map_key(item) not in old_keys
     ]
-    if old_keys - new_keys:
-        errs.append(forbidden(path, "item may not be removed", origin="update"))
+    errs += [
+        forbidden(path, "item may not be removed", origin="update")
+        for _, item in dict_items(old)
+        if _map_key(item) not in new_keys
+    ]
     return errs
 
 
 def immutable(path: FieldPath, new: object, old: Old) -> Errors:
-    """``+k8s:immutable``: any change on update, including set<->unset."""
+    """``+k8s:immutable``: any change on update, including set<->unset. apimachinery
+    ``validate.Immutable`` reports no bad value (``Invalid value: null``)."""
     if not is_update(old) or semantic_equal(new, old):
         return []
-    return [invalid(path, new, "field is immutable", origin="immutable")]
+    return [invalid(path, None, "field is immutable", origin="immutable")]
 
 
 def no_set_no_unset(path: FieldPath, new: object, old: Old) -> Errors:
-    """``update=NoSet`` + ``update=NoUnset``: the field may change but not appear or vanish."""
+    """``update=NoSet`` + ``update=NoUnset``: the field may change but not appear or vanish.
+    As apimachinery ``validate.UpdatePointer``, without a bad value."""
     if not is_update(old):
         return []
     if old is None and new is not None:
-        return [invalid(path, new, "field cannot be set once created", origin="update")]
+        return [invalid(path, None, "field cannot be set once created", origin="update")]
     if old is not None and new is None:
-        return [invalid(path, new, "field cannot be cleared once set", origin="update")]
+        return [invalid(path, None, "field cannot be cleared once set", origin="update")]
     return []
 
 

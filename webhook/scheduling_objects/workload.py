@@ -71,8 +71,9 @@ def validate_workload_spec(spec_value: object, old_spec: Old, ctx: Ctx) -> Error
 
 def _validate_spec_fields(spec: Mapping[str, t.Any], old: Old, path: FieldPath, ctx: Ctx) -> Errors:
     named = [key for key, gate in _UNION_MEMBERS if gate is None or gate in ctx.gates]
-    errs = _validate_controller_ref_field(spec, old, path)
-    errs += union(path, spec, [key for key, _ in _UNION_MEMBERS], old, named=named)
+    # The struct's own union comes before its members (generated ``Validate_WorkloadSpec``).
+    errs = union(path, spec, [key for key, _ in _UNION_MEMBERS], old, named=named)
+    errs += _validate_controller_ref_field(spec, old, path)
     errs += validate_template_list(spec, old, "podGroupTemplates", path, ctx, 0)
     errs += validate_template_list(spec, old, "compositePodGroupTemplates", path, ctx, 0)
     return errs
@@ -82,23 +83,29 @@ def _validate_controller_ref_field(spec: Mapping[str, t.Any], old_spec: Old, pat
     p, new, old = path.child("controllerRef"), spec.get("controllerRef"), old_child(old_spec, "controllerRef")
     if unchanged(new, old):
         return []
-    return immutable(p, new, old) + validate_controller_ref(new, old, p)
+    if (stops := immutable(p, new, old)) or new is None:
+        return stops  # immutability short-circuits the reference's own rules
+    return validate_controller_ref(new, old, p)
 
 
 def validate_template_list(
     parent: Mapping[str, t.Any], old_parent: Old, key: str, path: FieldPath, ctx: Ctx, depth: int
 ) -> Errors:
-    """A template list: maxItems 8 (short-circuits, so a huge list costs one error), map keyed
-    by name, NoAddItem + NoRemoveItem on update, then each template against its old self."""
+    """A template list: its short-circuiting markers (the top-level composite list's gate,
+    maxItems 8, NoAddItem + NoRemoveItem on update) all run, and if any fails nothing else in
+    the list is checked; otherwise map keys by name, then each template against its old self."""
     p, new, old = path.child(key), parent.get(key), old_child(old_parent, key)
     if unchanged(new, old):
         return []
     items, errs = as_list(new, p)
-    if errs or (errs := max_items(p, items, MAX_TEMPLATES)):
+    if errs:
         return errs
     if key == "compositePodGroupTemplates" and depth == 0:
         errs += forbidden_if_disabled(p, new, old, COMPOSITE_GATE, ctx)
-    errs += unique_names(p, items) + no_add_no_remove(p, items, old)
+    errs += max_items(p, items, MAX_TEMPLATES) + no_add_no_remove(p, items, old)
+    if errs:
+        return errs
+    errs = unique_names(p, items)
     old_by_name = old_items_by_name(old) if is_update(old) else {}
     for i, item in enumerate(items):
         old = old_item(old_by_name, item)
