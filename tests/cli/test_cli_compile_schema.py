@@ -152,6 +152,28 @@ def test_a_job_compiles_to_what_the_job_controller_creates(
     assert result.json()["items"] == [workload, pod_group]
 
 
+GATED = [
+    pytest.param("TopologyAwareWorkloadScheduling=false", "schedulingConstraints", id="topology gate off"),
+    pytest.param("DRAWorkloadResourceClaims=false", "resourceClaims", id="claims gate off"),
+]
+
+
+@pytest.mark.parametrize(("gates", "field"), GATED)
+def test_a_field_of_a_disabled_gate_is_not_in_what_is_compiled(
+    gates: str, field: str, run: Runner, write: Writer
+) -> None:
+    """The apiserver drops it on create (PrepareForCreate): neither the Job's template nor the
+    objects carry it; the other fields stay."""
+    manifest = _worked_example("llm-train", "llm-uid", "ml", LLM_SCHEDULING, 8)
+    result = run("compile", "-o", "json", "--feature-gates", gates, write("job.yaml", manifest))
+    assert result.code == 0, result.stderr
+    workload, pod_group = result.json()["items"]
+    template = workload["spec"]["podGroupTemplates"][0]
+    assert field not in template and field not in pod_group["spec"]
+    assert template["disruptionMode"] == pod_group["spec"]["disruptionMode"] == {"all": {}}
+    assert f"{field} is dropped" in result.stderr
+
+
 NOT_NEW = [
     pytest.param({"startTime": "2026-12-01T10:00:00Z"}, "status.startTime is set", id="started"),
     pytest.param({"succeeded": 2}, "status.succeeded is 2", id="pods succeeded"),

@@ -21,6 +21,7 @@ from pathlib import Path
 import click
 import yaml
 
+from webhook import scheduling_objects
 from webhook.cli.admitted import SUFFIX, as_admitted, generated_name
 from webhook.cli.checker import ExitCode, stderr_line
 from webhook.cli.loader import STDIN, Document, LoadError, expand_paths, load_source
@@ -34,7 +35,13 @@ from webhook.policy import Policy, PolicySet
 from webhook.vocab.errors import BuildError
 from webhook.vocab.gates import FeatureGates
 
-__all__ = ["PLACEHOLDER_UID", "as_created", "compile_command", "compile_document", "not_compiled_reason"]
+__all__ = [
+    "PLACEHOLDER_UID",
+    "as_its_creator_makes_them",
+    "compile_command",
+    "compile_document",
+    "not_compiled_reason",
+]
 
 PLACEHOLDER_UID: t.Final = "00000000-0000-0000-0000-000000000000"
 _UID_NOTE: t.Final = f"metadata.uid missing; names use placeholder UID {PLACEHOLDER_UID}; pass --uid"
@@ -72,18 +79,22 @@ def compile_document(
     return compile_object(policy, obj, uid=used).objects(), used
 
 
-def as_created(
+def as_its_creator_makes_them(
     policy: Policy, obj: t.Mapping[str, t.Any], objects: list[dict[str, t.Any]], policies: PolicySet
 ) -> tuple[list[dict[str, t.Any]], list[str]]:
-    """The objects as their creator makes them, and the names of the delegated leaves' PodGroups.
+    """The objects as their creator makes them and the apiserver stores them, and the names of
+    the delegated leaves' PodGroups.
 
     Every group gets the non-controller reference to its Workload that the Job controller and
     ``wasp reconcile`` add when they create it (docs/design.md §7.2); its ``uid`` is the
-    Workload's, which the apiserver assigns, so it is empty here. A delegated leaf's PodGroups
-    are left out: the Job controller creates them for each child Job, owned by that Job alone.
+    Workload's, which the apiserver assigns, so it is empty here. Fields of a disabled gate are
+    dropped, as the apiserver drops them on create (``wasp validate`` warns about them). A
+    delegated leaf's PodGroups are left out: the Job controller creates them for each child Job,
+    owned by that Job alone.
     """
     delegated = delegated_templates(policy, obj, policies.gates)
-    workload, groups = objects[0], objects[1:]
+    stored = [scheduling_objects.as_created(o, policies.gates) for o in objects]
+    workload, groups = stored[0], stored[1:]
     owner = workload_owner(workload)
     kept: list[dict[str, t.Any]] = [workload]
     skipped: list[str] = []
@@ -140,7 +151,7 @@ def _compile_all(
                     stderr_line(f"wasp: {where}: cannot compile: {exc}")
                     code = max(code, ExitCode.INVALID)
                     continue
-                objects, delegated = as_created(policy, obj, objects, policies)
+                objects, delegated = as_its_creator_makes_them(policy, obj, objects, policies)
                 for name in delegated:
                     stderr_line(
                         f"wasp: {where}: note: PodGroup {name} is created by the Job controller for the "

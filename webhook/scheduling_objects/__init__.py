@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from webhook.scheduling_objects.blocks import COMPOSITE_GATE, validate_metadata
+from webhook.scheduling_objects.gating import as_created
 from webhook.scheduling_objects.groups import (
     priority_plugin_warning,
     validate_composite_pod_group_spec,
@@ -47,6 +48,7 @@ from webhook.vocab.gates import DEFAULT_GATES, FeatureGates
 
 __all__ = [
     "Findings",
+    "as_created",
     "SERVED_VERSIONS",
     "VALIDATORS",
     "validate_composite_pod_group",

@@ -18,9 +18,10 @@ from webhook.scheduling_objects.blocks import (
     LEAF_TEMPLATE,
     POD_GROUP,
 )
-from webhook.scheduling_objects.markers import MAX_WALK_DEPTH, Ctx, Old, is_update
+from webhook.scheduling_objects.markers import CREATE, MAX_WALK_DEPTH, Ctx, Old, is_update
 from webhook.vocab.equality import is_absent
 from webhook.vocab.field import FieldPath
+from webhook.vocab.gates import FeatureGates
 
 # (gate, field) pairs per struct kind, read off the shapes so that the fields dropped here
 # are exactly the fields whose gate markers the validators apply.
@@ -125,3 +126,23 @@ def _drop_in_tree(
             rebuilt.append(item)
         node[key] = rebuilt
     return node
+
+
+def as_created(obj: Mapping[str, t.Any], gates: FeatureGates) -> dict[str, t.Any]:
+    """A Workload, PodGroup or CompositePodGroup as the apiserver stores it on create: the
+    fields of a disabled gate dropped, as ``PrepareForCreate`` does (the same tables validation
+    drops by). Other kinds come back as they are (a shallow copy)."""
+    out = dict(obj)
+    spec = out.get("spec")
+    if not isinstance(spec, Mapping):
+        return out
+    ctx = Ctx(gates)
+    path = FieldPath.of("spec")
+    kind = out.get("kind")
+    if kind == "Workload":
+        out["spec"] = drop_workload(spec, CREATE, path, ctx)
+    elif kind == "PodGroup":
+        out["spec"] = drop_flat(spec, CREATE, path, POD_GROUP_GATED, ctx)
+    elif kind == "CompositePodGroup":
+        out["spec"] = drop_flat(spec, CREATE, path, COMPOSITE_POD_GROUP_GATED, ctx)
+    return out
