@@ -158,7 +158,8 @@ def test_a_denied_job_gives_the_kubectl_line(wasp: Wasp, chart: Rendering) -> No
 RUNNING: t.Final = [
     ("a valid Job with a gang is sent to both of its entries and admitted", lambda c: job(),
      ["batch-job.mutate.wasp.dev", "batch-job.validate.wasp.dev"]),
-    ("a Job without scheduling blocks never reaches wasp", lambda c: job(min_count=None), []),
+    ("a Job without scheduling blocks reaches only the mutating entry (its kind has defaults) and is admitted",
+     lambda c: job(min_count=None), ["batch-job.mutate.wasp.dev"]),
     ("a GPU Job without blocks reaches the mutating entry, whose default gives it blocks to validate",
      lambda c: gpu_job(), ["batch-job.mutate.wasp.dev", "batch-job.validate.wasp.dev"]),
     ("a Pod without a controller never reaches wasp", lambda c: pod(), []),
@@ -192,7 +193,10 @@ def test_a_pod_of_a_trainer_gets_its_pod_group_name(wasp: Wasp, chart: Rendering
 
 
 STOPPED: t.Final = [
-    ("a Job without scheduling blocks is admitted", lambda c: job(min_count=None), None),
+    # Its kind has defaults (the user's batch-job policy), which may apply to a Job without
+    # blocks: every Job is sent to the mutating entry, whose `when` only wasp evaluates.
+    ("a Job without scheduling blocks gets the call failure: its kind has defaults",
+     lambda c: job(min_count=None), "batch-job.mutate.wasp.dev"),
     ("a Pod is admitted", lambda c: pod(), None),
     ("a Pod of a Job is admitted", lambda c: pod(("batch/v1", "Job")), None),
     ("wasp's own Deployment in the release namespace is admitted", deployment_of_wasp, None),
@@ -238,7 +242,7 @@ def test_a_webhook_that_hangs_is_given_up_after_timeout_seconds(chart: Rendering
     try:
         dispatcher = Dispatcher.from_rendering(chart.objects, ("127.0.0.1", hanging.getsockname()[1]))
         started = time.monotonic()
-        outcome = dispatcher.admit(job(min_count=None, name="plain"))
+        outcome = dispatcher.admit(pod())
         assert outcome.admitted  # never called: nothing to wait for
         outcome = dispatcher.admit(job())
         elapsed = time.monotonic() - started

@@ -64,6 +64,11 @@ def flatten(rules: list[Json]) -> Rules:
 def derived_rules(policies: PolicySet) -> Rules:
     """What `wasp reconcile` calls (docs/reconciler.md, "Permissions it needs"), for these policies."""
     rules: Rules = {(r.group, r.plural): frozenset({"list", "watch"}) for r in governed_resources(policies)}
+    # Not a call: the OwnerReferencesPermissionEnforcement admission plugin lets only who may
+    # update an owner's finalizers create objects naming it with blockOwnerDeletion.
+    rules |= {
+        (r.group, f"{r.plural}/finalizers"): frozenset({"update"}) for r in governed_resources(policies)
+    }
     rules["scheduling.k8s.io", "workloads"] = READ | {"create", "patch"}
     rules["scheduling.k8s.io", "podgroups"] = READ | {"create", "patch"}
     # The condition webhook/reconciler/run.py starts the CompositePodGroup watch on.

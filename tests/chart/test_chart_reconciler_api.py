@@ -59,8 +59,16 @@ def _service(name: str) -> Json:
 
 
 def _granted(objects: list[Json]) -> set[tuple[str, str]]:
+    """What the roles grant as requests; ``<kind>/finalizers`` update is for the
+    OwnerReferencesPermissionEnforcement plugin's check on blockOwnerDeletion, never a request."""
     rules = [r for kind in ("ClusterRole", "Role") for r in tools.find(objects, kind, "-reconciler")["rules"]]
-    return {(verb, resource) for r in rules for resource in r["resources"] for verb in r["verbs"]}
+    return {
+        (verb, resource)
+        for r in rules
+        for resource in r["resources"]
+        for verb in r["verbs"]
+        if not resource.endswith("/finalizers")
+    }
 
 
 def _args(objects: list[Json], policies: Path, port: int, kubeconfig: Path) -> list[str]:

@@ -7,6 +7,7 @@ import typing as t
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.chart import tools
 from tests.chart.dispatcher import Dispatcher
@@ -87,3 +88,69 @@ def test_member_pods_reach_the_webhook_through_their_own_entry(
     port = free_ports(1)[0]  # nothing listens: the call made is the one that fails
     outcome = Dispatcher.from_rendering(objects, ("127.0.0.1", port)).admit(pod)
     assert outcome.called == called
+
+
+# ------------------------------------------------- scoping that a value or a user's CEL cannot break
+
+
+def _entries(objects: list[Json], kind: str) -> list[Json]:
+    return t.cast(list[Json], next(o for o in objects if o["kind"] == kind)["webhooks"])
+
+
+def test_a_default_s_condition_is_not_copied_into_a_match_condition(tmp_path: Path) -> None:
+    """A default's `when` is wasp's to evaluate: wasp skips a rule whose condition errors, but an
+    error in a matchCondition makes the apiserver apply failurePolicy (Fail: every object of the
+    kind refused without wasp being asked). So a kind with defaults is sent whole."""
+    policy = yaml.safe_load((tools.REPO / "policies" / "batch-job.yaml").read_text())
+    policy["spec"]["defaults"] = [
+        {"name": "gpu-gang", "when": "object.spec.template.metadata.labels['gpu'] == 'true'",
+         "set": {"schedulingPolicy": {"gang": {}}}},
+    ]  # fmt: skip
+    objects = tools.render({"policies": {"user": {"job-defaults": policy}}}, tmp=tmp_path)
+    [entry] = [
+        e
+        for e in _entries(objects, "MutatingWebhookConfiguration")
+        if e["name"] == "batch-job.mutate.wasp.dev"
+    ]
+    assert "matchConditions" not in entry
+    plain = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "plain", "namespace": "default"},
+             "spec": {"template": {"spec": {"containers": [{"name": "c", "image": "i"}]}}}}  # fmt: skip
+    outcome = Dispatcher.from_rendering(objects, ("127.0.0.1", free_ports(1)[0])).admit(plain)
+    # wasp is not running: the entry is called (and fails), no condition error decides first.
+    assert (
+        outcome.error is not None
+        and 'failed calling webhook "batch-job.mutate.wasp.dev"' in outcome.error.message
+    )
+
+
+@pytest.mark.parametrize(
+    "excluded",
+    [
+        pytest.param(["gatekeeper-system"], id="a list of others still excludes kube-system"),
+        pytest.param([], id="an empty list"),
+        pytest.param(None, id="null"),
+        pytest.param([""], id="an empty name is dropped"),
+    ],
+)
+def test_kube_system_and_the_release_namespace_are_always_excluded(tmp_path: Path, excluded: object) -> None:
+    objects = tools.render({"webhooks": {"excludedNamespaces": excluded}}, tmp=tmp_path)
+    for kind in ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"):
+        for entry in _entries(objects, kind):
+            names = entry["namespaceSelector"]["matchExpressions"][0]["values"]
+            assert names[:2] == ["wasp-system", "kube-system"] and "" not in names
+            assert names[2:] == [n for n in (excluded or []) if n]
+
+
+def test_the_post_install_probe_may_reach_the_webhook_through_the_network_policy(tmp_path: Path) -> None:
+    """The webhook admits https only from the apiserver's CIDRs; the probe, which asks it as the
+    apiserver would, is let in too (else every install and upgrade fails its hook)."""
+    objects = tools.render(
+        {"networkPolicy": {"enabled": True, "apiserverCIDRs": ["10.0.0.0/24"]}}, tmp=tmp_path
+    )
+    policy = next(o for o in objects if o["kind"] == "NetworkPolicy" and o["metadata"]["name"] == "wasp")
+    [https] = [rule for rule in policy["spec"]["ingress"] if rule["ports"][0]["port"] == "https"]
+    probe = next(o for o in objects if o["kind"] == "Job" and o["metadata"]["name"].endswith("-probe"))
+    labels = probe["spec"]["template"]["metadata"]["labels"]
+    peers = [p["podSelector"]["matchLabels"] for p in https["from"] if "podSelector" in p]
+    assert any(all(labels.get(k) == v for k, v in peer.items()) for peer in peers)
+    assert {"ipBlock": {"cidr": "10.0.0.0/24"}} in https["from"]

@@ -208,14 +208,14 @@ CEL: some scheduling block of `node` or of its descendants is present, relative 
 'ownerReferences' in object['metadata'] && object['metadata']['ownerReferences'].exists(r, 'controller' in r && r['controller'] == true && r['apiVersion'] in [{{ join ", " $versions }}] && r['kind'] == '{{ .spec.target.kind }}')
 {{- end -}}
 
-{{/* namespaceSelector of every entry: never kube-system (and the other exclusions), the
-release namespace, or a namespace that opted out. */}}
+{{/* namespaceSelector of every entry: never kube-system or the release namespace (whatever
+excludedNamespaces says: decision 25), nor the other exclusions, nor a namespace that opted out. */}}
 {{- define "wasp.namespaceSelector" -}}
 matchExpressions:
   - key: kubernetes.io/metadata.name
     operator: NotIn
     values:
-      {{- range (concat (list .Release.Namespace) .Values.webhooks.excludedNamespaces | uniq) }}
+      {{- range (concat (list .Release.Namespace "kube-system") (.Values.webhooks.excludedNamespaces | default list) | compact | uniq) }}
       - {{ . | quote }}
       {{- end }}
   - key: {{ .Values.webhooks.optOutLabel | quote }}
