@@ -196,6 +196,16 @@ def test_a_job_that_is_not_new_is_not_compiled(status: Json, why: str, run: Runn
     assert f"not compiled: the Job is not new ({why})" in result.stderr
 
 
+def test_an_object_a_policy_only_warns_about_is_compiled(run: Runner, write: Writer) -> None:
+    """Admitted under warn, its pods are stamped: wasp reconcile gives it its groups, so compile shows them."""
+    path = write("job.yaml", job(min_count=9))
+    denied = run("compile", "--uid", "u", path)
+    assert (denied.code, kinds(denied)) == (1, [])
+    warned = run("compile", "--uid", "u", "--enforcement", "warn", path)
+    assert (warned.code, kinds(warned)) == (0, ["Workload", "PodGroup"]), warned.stderr
+    assert "warning: spec.scheduling.schedulingPolicy.gang.minCount: Invalid value: 9" in warned.stderr
+
+
 def test_objects_wasp_creates_carry_its_label_and_the_workload_reference(run: Runner, write: Writer) -> None:
     result = run(
         "compile",

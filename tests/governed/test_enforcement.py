@@ -239,3 +239,50 @@ def test_a_policy_replaced_with_its_own_value_is_the_same_policy(warn_mode: Poli
     denying = policy.enforced("deny")
     assert denying.enforcement == "deny" and denying.build_options == policy.build_options
     assert denying.enforced("warn") == policy
+
+
+# --------------------------------------------- a warned object's pods name groups that are created
+
+
+TRAINER_POLICY: t.Final = Path(__file__).resolve().parents[2] / "examples" / "trainer" / "policy.yaml"
+
+
+def _trainer(min_count: int, workers: int = 4) -> Json:
+    return {
+        "apiVersion": "ml.example.com/v1",
+        "kind": "Trainer",
+        "metadata": {"name": "resnet", "namespace": "ml", "uid": "uid-resnet"},
+        "spec": {"workers": workers, "scheduling": {"schedulingPolicy": {"gang": {"minCount": min_count}}},
+                 "template": {"spec": {"containers": [{"name": "w", "image": "x"}]}}},
+    }  # fmt: skip
+
+
+def _pod_of(owner: Json) -> Json:
+    ref = {"apiVersion": owner["apiVersion"], "kind": owner["kind"], "name": owner["metadata"]["name"],
+           "uid": owner["metadata"]["uid"], "controller": True}  # fmt: skip
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ml", "ownerReferences": [ref]},
+            "spec": {"containers": [{"name": "w", "image": "x"}]}}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("enforcement", "compiled"),
+    [
+        pytest.param("warn", True, id="warn: admitted, so it gets its groups, as a Job gets its objects"),
+        pytest.param("deny", False, id="deny: never admitted, never compiled (FailedWorkloadCompilation)"),
+    ],
+)
+def test_a_warned_object_gets_the_groups_its_stamped_pods_name(enforcement: str, compiled: bool) -> None:
+    """minCount 9 for 4 workers is invalid; under warn the Trainer is admitted and its pods
+    stamped, so the reconciler must create the PodGroup they name (a pod's schedulingGroup is
+    immutable: a name nobody creates holds it forever)."""
+    from webhook.governed.desired_groups import converge
+    from webhook.governed.stamping import stamp_pod
+
+    policies = PolicySet.load([TRAINER_POLICY]).with_enforcement(t.cast(t.Any, enforcement))
+    trainer = _trainer(min_count=9)
+    assert validate_object(trainer, policies=policies).warned is (enforcement == "warn")
+    created = {o["metadata"]["name"] for o in converge(trainer, policies) if o["kind"] == "PodGroup"}
+    assert bool(created) is compiled
+    if compiled:
+        stamped = stamp_pod(_pod_of(trainer), policies).object
+        assert stamped["spec"]["schedulingGroup"]["podGroupName"] in created

@@ -1,4 +1,4 @@
-"""``--enforcement deny|warn``: the one definition ``wasp serve`` and ``wasp validate`` share.
+"""``--enforcement deny|warn``: the one definition ``wasp serve``, ``wasp validate`` and ``wasp compile`` share.
 
 Given, it replaces every policy's ``spec.enforcement``
 (:meth:`webhook.policy.PolicySet.with_enforcement`): the chart runs the webhook with

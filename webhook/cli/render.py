@@ -24,6 +24,7 @@ import yaml
 from webhook import scheduling_objects
 from webhook.cli.admitted import SUFFIX, as_admitted, generated_name
 from webhook.cli.checker import ExitCode, stderr_line
+from webhook.cli.enforcement_flag import enforcement_option
 from webhook.cli.loader import STDIN, Document, LoadError, expand_paths, load_source
 from webhook.cli.validate import load_policy_set, with_policy_options
 from webhook.governed.delegation import delegated_templates
@@ -32,6 +33,7 @@ from webhook.governed.result import Status
 from webhook.governed.validation import validate_object
 from webhook.governed.workloads import compile_object, workload_refusal
 from webhook.policy import Policy, PolicySet
+from webhook.policy.model import Enforcement
 from webhook.vocab.errors import BuildError
 from webhook.vocab.gates import FeatureGates
 
@@ -129,7 +131,11 @@ def _compile_all(
                     continue
                 assert isinstance(obj, dict)
                 where = _where(doc, obj)
-                if result.status is Status.INVALID:
+                if result.warned:
+                    # Admitted under a policy in warn mode: compiled, as wasp reconcile does.
+                    for err in result.errors:
+                        stderr_line(f"wasp: {where}: warning: {err.error()}")
+                elif result.status is Status.INVALID:
                     for err in result.errors:
                         stderr_line(f"wasp: {where}: {err.error()}")
                     code = max(code, ExitCode.INVALID)
@@ -175,6 +181,7 @@ def _compile_all(
 @click.command("compile")
 @click.argument("paths", nargs=-1, metavar="[PATH]...")
 @with_policy_options
+@enforcement_option()
 @click.option("--uid", help="UID for objects without metadata.uid (names hash the UID).")
 @click.option("-o", "--output", type=click.Choice(["yaml", "json"]), default="yaml", show_default=True)
 @click.option("-v", "--verbose", is_flag=True, help="Also say on stderr which objects were not governed.")
@@ -184,6 +191,7 @@ def compile_command(
     integrations: tuple[Path, ...],
     policy_only: bool,
     feature_gates: FeatureGates,
+    enforcement: Enforcement | None,
     uid: str | None,
     output: str,
     verbose: bool,
@@ -194,7 +202,9 @@ def compile_command(
     (or a JSON v1 List with -o json), in creation order. Invalid objects are reported on
     stderr and not compiled (exit 1); unparsable input exits 2.
     """
-    policy_set = load_policy_set(policies, policy_only, feature_gates, integrations)
+    policy_set = load_policy_set(policies, policy_only, feature_gates, integrations).with_enforcement(
+        enforcement
+    )
     found = expand_paths(list(paths) or [STDIN])
     for problem in found.problems:
         stderr_line(f"wasp: {problem}")

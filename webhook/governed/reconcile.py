@@ -192,8 +192,10 @@ def plan(
 def _compile(obj: Obj, policy: Policy, policies: PolicySet, verdict: Result | None) -> Compiled | Report:
     if verdict is None:
         verdict = validate_object(obj, policies=policies)
-    if not verdict.allowed:
-        # An invalid object is never compiled; the Event carries the field errors.
+    if not verdict.allowed and not verdict.warned:
+        # An invalid object is never compiled; the Event carries the field errors. One its
+        # policy only warns about was admitted and its pods are stamped: it gets its groups, as
+        # the Job controller gives a Job its objects whatever wasp's policy says of it.
         return warn("FailedWorkloadCompilation", "; ".join(e.error() for e in verdict.errors))
     refusal = gate_refusal(policy, policies.gates)
     if refusal is not None:

@@ -54,8 +54,8 @@ class Result(t.NamedTuple):
 
     @property
     def allowed(self) -> bool:
-        """No field errors. A warned object is admitted by the webhook but is still not
-        allowed: nothing is compiled from it."""
+        """No field errors. A warned object has them: the webhook admits it anyway, and it is
+        compiled (its pods are stamped), as a Job gets its objects from the Job controller."""
         return self.status is not Status.INVALID
 
     @property
