@@ -119,9 +119,16 @@ def validate_governed(
     if old_root is not None:
         errors.extend(update_errors(policy, nodes, stored))
     errors.extend(_refused_fields(policy, obj, old))
-    # Template names matter only to a tree that compiles to a Workload (decision 8).
-    compiles = workload_refusal(policy, obj, gates) is None
-    _advice(tree, nodes, gates, warnings, any_block=present, compiles=compiles)
+    # Template names matter only to a tree that compiles to a Workload (decision 8); asked only
+    # of a name that is not a DNS label.
+    _advice(
+        tree,
+        nodes,
+        gates,
+        warnings,
+        any_block=present,
+        compiles=lambda: workload_refusal(policy, obj, gates) is None,
+    )
     if policy.notice is not None and any(node.block is not None for node in nodes):
         warnings.append(policy.notice)  # the policy author's own word to its users
     return _dedupe(errors), warnings
@@ -257,7 +264,7 @@ def _refused_fields(policy: Policy, obj: Obj, old: Obj | None) -> list[FieldErro
 
 def _advice(
     tree: ObjectNode, nodes: list[ObjectNode], gates: FeatureGates, out: list[str], *, any_block: bool,
-    compiles: bool,
+    compiles: t.Callable[[], bool],
 ) -> None:  # fmt: skip
     """Warnings: template names the Workload cannot carry (docs/decisions.md §8), gates that drop blocks (§14)."""
     # An object that has only generateName has no name yet, so its template names are unknown.
@@ -265,7 +272,7 @@ def _advice(
     named = isinstance(metadata, dict) and bool(metadata.get("name"))
     enabled = gates.enabled  # a frozenset: no method call per check
     for node in nodes:
-        if compiles and named and dns_label(node.template_name):
+        if named and dns_label(node.template_name) and compiles():
             out.append(
                 f"template name {node.template_name!r} is not a valid DNS label (max 63 characters): "
                 "the Workload for this object cannot be created"
