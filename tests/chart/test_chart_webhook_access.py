@@ -154,3 +154,40 @@ def test_the_post_install_probe_may_reach_the_webhook_through_the_network_policy
     peers = [p["podSelector"]["matchLabels"] for p in https["from"] if "podSelector" in p]
     assert any(all(labels.get(k) == v for k, v in peer.items()) for peer in peers)
     assert {"ipBlock": {"cidr": "10.0.0.0/24"}} in https["from"]
+
+
+@pytest.mark.parametrize(
+    ("selector", "members"),
+    [
+        pytest.param(
+            {}, {"matchExpressions": [{"key": LWS_LABEL, "operator": "Exists"}]}, id="the label alone"
+        ),
+        pytest.param(
+            {
+                "matchLabels": {"team": "ml"},
+                "matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["x"]}],
+            },
+            {
+                "matchLabels": {"team": "ml"},
+                "matchExpressions": [
+                    {"key": "tier", "operator": "NotIn", "values": ["x"]},
+                    {"key": LWS_LABEL, "operator": "Exists"},
+                ],
+            },
+            id="ANDed with the global objectSelector",
+        ),  # fmt: skip
+    ],
+)
+def test_member_pods_are_also_selected_by_their_label(tmp_path: Path, selector: Json, members: Json) -> None:
+    """admission.md S3: a Pod webhook narrowed by an objectSelector on its label (LWS: Exists), which
+    the apiserver checks before any CEL; every other entry keeps the global selector as it is."""
+    objects = tools.render(
+        {"integrations": ["leaderworkerset"], "webhooks": {"objectSelector": selector}}, tmp=tmp_path
+    )
+    entries = {
+        e["name"]: e["objectSelector"]
+        for kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration")
+        for e in _entries(objects, kind)
+    }
+    assert entries.pop("leaderworkerset.members.mutate.wasp.dev") == members
+    assert entries and all(found == selector for found in entries.values())
