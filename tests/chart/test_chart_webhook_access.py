@@ -191,3 +191,25 @@ def test_member_pods_are_also_selected_by_their_label(tmp_path: Path, selector: 
     }
     assert entries.pop("leaderworkerset.members.mutate.wasp.dev") == members
     assert entries and all(found == selector for found in entries.values())
+
+
+def test_every_pod_the_chart_runs_gets_the_node_selection(tmp_path: Path) -> None:
+    """A cluster whose schedulable nodes need a selector or a toleration needs them on the
+    install probe and the certificate rotator too (else the hook never runs, the rotation never
+    happens)."""
+    selection = {
+        "nodeSelector": {"pool": "system"},
+        "tolerations": [{"key": "dedicated", "operator": "Exists"}],
+    }
+    objects = tools.render({**selection, "reconciler": {"enabled": True}}, tmp=tmp_path)
+    pods = {
+        o["metadata"]["name"]: (o["spec"]["jobTemplate"]["spec"] if o["kind"] == "CronJob" else o["spec"])[
+            "template"
+        ]["spec"]
+        for o in objects
+        if o["kind"] in ("Deployment", "Job", "CronJob")
+    }
+    assert len(pods) >= 3  # the server, the probe, the rotator
+    assert {name: (spec.get("nodeSelector"), spec.get("tolerations")) for name, spec in pods.items()} == {
+        name: (selection["nodeSelector"], selection["tolerations"]) for name in pods
+    }
