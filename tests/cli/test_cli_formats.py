@@ -117,3 +117,58 @@ def test_json_results_stream_as_one_document(run: Runner, monkeypatch: pytest.Mo
     assert [r["status"] for r in doc["results"]] == [
         "error", "valid", "invalid", "valid", "skipped", "invalid", "error",
     ]  # fmt: skip
+
+
+# ------------------------------------------- a manifest's control characters never reach the outputs raw
+
+
+def _hostile(write: t.Callable[..., Path]) -> Path:
+    """A Job named with a control character and an ANSI escape, and an invalid gang."""
+    job = {"apiVersion": "batch/v1", "kind": "Job",
+           "metadata": {"name": "tr\u0001ain\u001b[2Jx", "namespace": "ml"},
+           "spec": {"parallelism": 4, "scheduling": {"schedulingPolicy": {"gang": {"minCount": 9}}},
+                    "template": {"spec": {"containers": [{"name": "c", "image": "i"}]}}}}  # fmt: skip
+    return write("ctl.json", text=json.dumps(job))
+
+
+@pytest.mark.parametrize("fmt", ["text", "github", "tap", "junit"])
+def test_control_characters_are_shown_escaped(
+    fmt: str, run: Runner, write: t.Callable[..., Path], tmp_path: Path
+) -> None:
+    """Raw, \\x01 makes a JUnit report ill-formed XML (XML 1.0 forbids it) and ESC sequences move
+    a CI log's terminal; they are shown as \\xNN."""
+    result = run("validate", "-o", fmt, _hostile(write))
+    assert result.code == 1
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f]", result.stdout)
+    assert "tr\\x01ain\\x1b[2Jx" in result.stdout
+    if fmt == "junit":
+        report = tmp_path / "r.xml"
+        report.write_text(result.stdout, encoding="utf-8")
+        [suite] = list(junitparser.JUnitXml.fromfile(str(report)))
+        assert suite.failures == 1
+
+
+def test_json_keeps_the_name_as_it_is(run: Runner, write: t.Callable[..., Path]) -> None:
+    [record] = run("validate", "-o", "json", _hostile(write)).json()["results"]
+    assert record["name"] == "tr\u0001ain\u001b[2Jx"
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        pytest.param(["b.out", "b.out"], id="the same name"),
+        pytest.param(["b.out", "./sub/../b.out"], id="the same file spelled differently"),
+    ],
+)
+def test_two_outputs_to_one_file_are_a_usage_error(
+    files: list[str],
+    run: Runner,
+    write: t.Callable[..., Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sub").mkdir()
+    result = run("validate", "-o", f"json={files[0]}", "-o", f"junit={files[1]}", _hostile(write))
+    assert result.code == 2
+    assert "two -o write to one file" in result.stderr

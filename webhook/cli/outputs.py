@@ -45,6 +45,11 @@ def parse_outputs(values: t.Sequence[str]) -> list[OutputSpec]:
         raise click.UsageError(
             "only one -o can write to stdout; give the others a file (-o junit=report.xml)"
         )
+    # The same file twice (also spelled differently): each writer would truncate the other's.
+    files = [os.path.realpath(s.path) for s in specs if s.path is not None]
+    twice = sorted({f for f in files if files.count(f) > 1})
+    if twice:
+        raise click.UsageError(f"two -o write to one file ({', '.join(twice)}); give each its own file")
     return specs
 
 

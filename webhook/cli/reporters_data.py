@@ -44,6 +44,7 @@ class JsonReporter(Reporter):
     """``{"results": [...], "summary": {...}}``; with ``--summary`` only ``summary``."""
 
     name = "json"
+    shows_controls = False
 
     def start(self) -> None:
         self.first = True
@@ -90,6 +91,7 @@ class SarifReporter(Reporter):
     """SARIF 2.1.0: one run, a rule per apimachinery error type, a result per error and warning."""
 
     name = "sarif"
+    shows_controls = False
 
     def start(self) -> None:
         from importlib.metadata import version  # only this format names the tool's version

@@ -8,9 +8,14 @@ Reporters write results to the stream they are given; diagnostics never go throu
 
 from __future__ import annotations
 
+import re
 import typing as t
 
 from webhook.cli.checker import Record, Summary
+
+# Every C0 control but newline and tab, DEL and the C1 controls; an SGR code is matched whole.
+_CONTROL: t.Final = re.compile(r"\x1b\[[0-9;]*m|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_OWN_STYLES: t.Final = frozenset({"\033[31m", "\033[33m", "\033[32m", "\033[0m"})
 
 __all__ = ["Reporter", "location", "plural", "record_json", "severity", "summary_json", "summary_text"]
 
@@ -19,6 +24,8 @@ class Reporter:
     """Base of the output formats. ``utf8``: the stream takes any character (else escape)."""
 
     name: t.ClassVar[str]
+    # JSON formats escape controls themselves (and a backslash there would break the string).
+    shows_controls: t.ClassVar[bool] = True
 
     def __init__(
         self, stream: t.TextIO, *, color: bool = False, summary_only: bool = False, verbose: bool = False
@@ -40,7 +47,16 @@ class Reporter:
         raise NotImplementedError
 
     def write(self, text: str) -> None:
-        self.stream.write(text + "\n")
+        self.stream.write((_CONTROL.sub(self._visible, text) if self.shows_controls else text) + "\n")
+
+    def _visible(self, match: re.Match[str]) -> str:
+        """A control character a manifest brought (an object name, a message) as ``\\xNN``: raw, it
+        would make a JUnit report ill-formed XML (XML 1.0 forbids it) or move a terminal's cursor.
+        The color codes of ``--color`` are the reporters' own and stay."""
+        code = match.group()
+        if self.color and code in _OWN_STYLES:
+            return code
+        return f"\\x{ord(code):02x}" if len(code) == 1 else "\\x1b" + code[1:]
 
 
 def plural(n: int, word: str) -> str:
