@@ -163,6 +163,29 @@ def test_old_directory_pairs_objects_within_the_paired_file_only(
     assert (result.code, result.json()["results"][0]["operation"]) == (0, "CREATE")
 
 
+@pytest.mark.parametrize(
+    ("flags", "noted"),
+    [
+        pytest.param([], True, id="a warning on the new file's objects, which are judged as created"),
+        pytest.param(
+            ["--skip-non-kubernetes"], False, id="--skip-non-kubernetes: the base file is just not read"
+        ),
+    ],
+)
+def test_a_base_file_that_does_not_parse_leaves_the_new_file_judged(
+    flags: list[str], noted: bool, run: Runner, write: Writer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The change may be the fix of that very file: its check must be able to pass."""
+    write("base/deploy/job.yaml", text="kind: Job\nspec: [unclosed\n")
+    write("deploy/job.yaml", GANG)
+    monkeypatch.chdir(tmp_path)
+    result = run("validate", "-o", "json", *flags, "--old", "base", "deploy")
+    assert result.code == 0, result.stdout
+    [record] = result.json()["results"]
+    assert (record["file"], record["status"], record["operation"]) == ("deploy/job.yaml", "valid", "CREATE")
+    assert any(w.startswith("--old base/deploy/job.yaml") for w in record["warnings"]) is noted
+
+
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 def test_a_pull_request_check_in_one_process_with_git_worktree(
     run_wasp: t.Callable[..., Run], tmp_path: Path

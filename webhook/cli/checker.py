@@ -329,15 +329,16 @@ def check_source(
     checked = Checked([])
     old_local: t.Mapping[Identity, object] = {}
     old_file = check.old_files.get(source)
+    unreadable_old = ""
     if old_file is not None:
         try:
             old_local = _old_objects(old_file)
         except LoadError as exc:
-            checked.records.append(
-                failed(LoadError(exc.source, f"--old: {exc.message}", exc.line, exc.column))
-            )
-            checked.stopped = True
-            return checked
+            # The base version does not parse (a Helm template, or the very file this change
+            # fixes): this file's objects are judged as created, which a pull request can pass.
+            if not check.skip_non_kubernetes:
+                where = f"{exc.source}:{exc.line}" if exc.line else exc.source
+                unreadable_old = f"--old {where} does not parse ({exc.message}): checked as created"
     state = ParseState()
     try:
         if span is None:
@@ -345,7 +346,10 @@ def check_source(
         else:  # blank lines keep every line number (and libyaml's marks) right
             text = "\n" * span.line + _span_source(source)[span.start : span.end]
         for doc in parse_text(source, text, json_format=source.endswith(".json"), state=state):
-            checked.records.append(_judge(check, doc, old_local))
+            record = _judge(check, doc, old_local)
+            if unreadable_old and record.kind is not None:
+                record = replace(record, warnings=(*record.warnings, unreadable_old))
+            checked.records.append(record)
     except LoadError as exc:
         skip = check.skip_non_kubernetes and exc.document is not None
         checked.records.append(failed(exc, skip=skip))
