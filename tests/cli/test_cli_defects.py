@@ -84,6 +84,28 @@ def test_3_the_hook_skips_files_that_are_not_manifests_and_says_so_with_v(
     assert f"{path}" in result.stdout and "skipped (not a Kubernetes manifest" in result.stdout
 
 
+AFTER_A_TEMPLATE = [
+    pytest.param("x: {{ .Values.x }}\n", id="a Helm template document"),
+    pytest.param("ref: !Ref Bucket\n", id="a tagged document"),
+]
+
+
+@pytest.mark.parametrize("broken", AFTER_A_TEMPLATE)
+def test_3_a_document_that_is_not_a_manifest_hides_none_after_it(
+    broken: str, run: Runner, write: Writer
+) -> None:
+    """Skipped, the document ends only itself: reading goes on at the next `---`, so an invalid
+    Job after it still fails the hook (it passed, exit 0, judged by nobody)."""
+    text = "---\n".join([dump(job("a")), broken, dump(job("b", min_count=9)), dump(job("c"))])
+    path = write("mixed.yaml", text=text)
+    result = run("validate", "-o", "json", "--skip-non-kubernetes", path)
+    assert result.code == 1, result.stdout
+    rows = [(r["document"], r["status"], r["name"]) for r in result.json()["results"]]
+    assert rows == [(0, "valid", "a"), (1, "skipped", None), (2, "invalid", "b"), (3, "valid", "c")]
+    [bad] = [r for r in result.json()["results"] if r["name"] == "b"]
+    assert text.splitlines()[bad["errors"][0]["line"] - 1].strip().startswith("minCount: 9")
+
+
 def test_3_include_and_exclude_choose_the_files(run: Runner, write: Writer, tmp_path: Path) -> None:
     write("repo/deploy/a.yaml", job("a"))
     write("repo/charts/x/templates/t.yaml", text="a: {{ b }}\n")

@@ -19,7 +19,16 @@ import typing as t
 from dataclasses import dataclass, field, replace
 
 from webhook.cli.admitted import as_admitted
-from webhook.cli.loader import Document, LoadError, ParseState, load_source, locate, parse_text, read_source
+from webhook.cli.loader import (
+    Document,
+    LoadError,
+    ParseState,
+    from_next_document,
+    locate,
+    parse_text,
+    read_source,
+)
+from webhook.cli.previous import Identity, identity, old_objects
 from webhook.governed.result import Result, Status
 from webhook.governed.validation import validate_object
 from webhook.policy import PolicySet
@@ -38,11 +47,8 @@ __all__ = [
     "failed",
     "kind_matches",
     "identity",
-    "index_old",
     "stderr_line",
 ]
-
-Identity = tuple[str, str, str, str]  # (API group, kind, namespace, name)
 
 
 class ExitCode(enum.IntEnum):
@@ -180,23 +186,6 @@ def _str(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def identity(obj: object) -> Identity | None:
-    """How an object is matched with its previous version: group, kind, namespace, name.
-
-    The API *group* rather than the full apiVersion: the apiserver compares an update with
-    the stored object whatever version either is written in. ``None`` when unnamed.
-    """
-    if not isinstance(obj, dict):
-        return None
-    api_version, kind, metadata = obj.get("apiVersion"), obj.get("kind"), obj.get("metadata")
-    if not isinstance(api_version, str) or not isinstance(kind, str) or not isinstance(metadata, dict):
-        return None
-    name = metadata.get("name")
-    if not isinstance(name, str) or not name:
-        return None
-    return (api_version.rpartition("/")[0], kind, _str(metadata.get("namespace")) or "", name)
-
-
 def kind_matches(obj: t.Mapping[str, object], patterns: frozenset[str]) -> bool:
     """``Kind`` or ``apiVersion/Kind`` (``batch/v1/Job``, ``v1/ConfigMap``) is in ``patterns``."""
     kind, api_version = obj.get("kind"), obj.get("apiVersion")
@@ -274,15 +263,6 @@ def failed(error: LoadError, *, skip: bool = False) -> Record:
     )  # fmt: skip
 
 
-def _old_objects(source: str) -> dict[Identity, object]:
-    index: dict[Identity, object] = {}
-    for doc in load_source(source):
-        key = identity(doc.obj)
-        if key is not None:
-            index[key] = doc.obj
-    return index
-
-
 @dataclass(frozen=True, slots=True)
 class Span:
     """A run of whole documents inside a large file: ``text[start:end]``, whose first line is
@@ -321,8 +301,9 @@ def check_source(
 ) -> Checked:
     """Records for every object of one source; a parse error ends the source with an error record.
 
-    With ``skip_non_kubernetes`` a source that does not parse (a Helm template, a tagged
-    CloudFormation or GitLab file, JSON with comments) is skipped, not an error; a source
+    With ``skip_non_kubernetes`` a document that does not parse (a Helm template, a tagged
+    CloudFormation or GitLab file, JSON with comments) is skipped, not an error, and reading
+    goes on at the next ``---`` line, so a manifest after it is still judged; a source
     that cannot be read is an error in every mode. With ``span``, only those documents are
     read; their indices then count from 0 (the caller renumbers).
     """
@@ -332,7 +313,7 @@ def check_source(
     unreadable_old = ""
     if old_file is not None:
         try:
-            old_local = _old_objects(old_file)
+            old_local = old_objects(old_file)
         except LoadError as exc:
             # The base version does not parse (a Helm template, or the very file this change
             # fixes): this file's objects are judged as created, which a pull request can pass.
@@ -345,34 +326,36 @@ def check_source(
             text = read_source(source, stdin)
         else:  # blank lines keep every line number (and libyaml's marks) right
             text = "\n" * span.line + _span_source(source)[span.start : span.end]
-        for doc in parse_text(source, text, json_format=source.endswith(".json"), state=state):
-            record = _judge(check, doc, old_local)
-            if unreadable_old and record.kind is not None:
-                record = replace(record, warnings=(*record.warnings, unreadable_old))
-            checked.records.append(record)
     except LoadError as exc:
-        skip = check.skip_non_kubernetes and exc.document is not None
-        checked.records.append(failed(exc, skip=skip))
+        checked.records.append(failed(exc))
         checked.stopped = True
-    checked.documents = state.documents
-    return checked
-
-
-def index_old(
-    sources: t.Sequence[str], stdin: t.BinaryIO | None
-) -> tuple[dict[Identity, object], list[LoadError]]:
-    """The ``--old`` objects by identity (a later duplicate wins), plus sources that failed."""
-    index: dict[Identity, object] = {}
-    problems: list[LoadError] = []
-    for source in sources:
+        return checked
+    first = 0  # index of the first document of ``text`` in the source
+    while True:
         try:
-            for doc in load_source(source, stdin):
-                key = identity(doc.obj)
-                if key is not None:
-                    index[key] = doc.obj
+            for doc in parse_text(source, text, json_format=source.endswith(".json"), state=state):
+                record = _judge(check, doc, old_local)
+                if unreadable_old and record.kind is not None:
+                    record = replace(record, warnings=(*record.warnings, unreadable_old))
+                checked.records.append(
+                    replace(record, document=(record.document or 0) + first) if first else record
+                )
+            break
         except LoadError as exc:
-            problems.append(exc)
-    return index, problems
+            skip = check.skip_non_kubernetes and exc.document is not None
+            if exc.document is not None:
+                exc.document += first
+            checked.records.append(failed(exc, skip=skip))
+            # A document that is not a manifest (a template, a tagged node) is skipped, not the
+            # documents after it: they are read from the next `---` line on.
+            rest = from_next_document(text, exc.line) if skip else None
+            if rest is None:
+                checked.stopped = True
+                break
+            text, first = rest, t.cast(int, exc.document) + 1
+            state = ParseState()
+    checked.documents = first + state.documents
+    return checked
 
 
 def stderr_line(text: str) -> None:

@@ -360,3 +360,13 @@ def locate(node: Node | JsonText | None, path: FieldPath) -> int | None:
             break
         current, line = entry
     return line + 1
+
+
+def from_next_document(text: str, line: int) -> str | None:
+    """``text`` from the first ``---`` line after 1-based ``line`` (earlier lines blank, so line
+    numbers stay right), or ``None`` when no document starts after it."""
+    lines = text.splitlines(keepends=True)
+    for i in range(max(line, 1), len(lines)):
+        if lines[i].startswith("---") and lines[i][3:4] in ("", " ", "\n", "\r", "\t"):
+            return "\n" * i + "".join(lines[i:])
+    return None

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import click
 
-from webhook.cli import checker, parallel
+from webhook.cli import checker, parallel, previous
 from webhook.cli.enforcement_flag import enforcement_option
 from webhook.cli.integration_flag import integrations_option
 from webhook.cli.loader import STDIN, expand_paths
@@ -233,7 +233,7 @@ def _validate(
     stdin = sys.stdin.buffer
     old_dirs = [o for o in old if o != STDIN and os.path.isdir(o)]
     old_found = expand_paths([o for o in old if o not in old_dirs])
-    old_index, old_problems = checker.index_old(old_found.files, stdin)
+    old_index, old_problems = previous.index_old(old_found.files, stdin)
     for problem in [*old_found.problems, *old_problems]:
         checker.stderr_line(f"wasp: --old: {problem}")
     if old_found.problems or old_problems:
