@@ -316,3 +316,34 @@ def test_no_layer_of_a_governed_object_reads_an_entry_past_the_limit(
     scheduling: Json, expected: list[tuple[str, str, str]]
 ) -> None:
     assert seen(validate_object(job(scheduling), policies=POLICIES).errors) == expected
+
+
+# ------------------------------------------------------ unknown fields: named up to a bound, then counted
+
+SCOPE = FieldPath.of("spec", "scheduling")
+
+
+@pytest.mark.parametrize(
+    ("count", "named", "summary"),
+    [
+        pytest.param(3, 3, None, id="a few: each named"),
+        pytest.param(100, 100, None, id="the bound: each named"),
+        pytest.param(
+            101, 100, "1 more unknown fields not shown", id="one past the bound: one error counts it"
+        ),
+        pytest.param(
+            200_000, 100, "199900 more unknown fields not shown", id="a hostile body: 101 errors, not 200,000"
+        ),
+    ],
+)
+def test_unknown_fields_are_named_up_to_a_bound_then_counted(
+    count: int, named: int, summary: str | None
+) -> None:
+    """Work bounded by the input (issue 17): the first names in report order, one error for the rest."""
+    value = {"schedulingPolicy": {"gang": {"minCount": 2}}, **{f"k{i:06d}": 1 for i in range(count)}}
+    errors = validate_block(BlockType.SCHEDULING, value, SCOPE)
+    members = [e for e in errors if e.path != str(SCOPE)]
+    assert [e.path for e in members] == [f"{SCOPE}.k{i:06d}" for i in range(named)]
+    assert all((e.type.value, e.origin) == ("FieldValueForbidden", "additionalProperties") for e in errors)
+    counted = [e.detail for e in errors if e.path == str(SCOPE)]
+    assert counted == ([summary] if summary else [])

@@ -17,13 +17,13 @@ from flask.testing import FlaskClient
 from gunicorn.http import errors as gerrors
 
 from webhook.admission.echo import ECHO_LIMIT, cut, shown
-from webhook.admission.response import MAX_REPORTED_ERRORS, denied
+from webhook.admission.response import MAX_REPORTED_ERRORS, denied, warned
 from webhook.server import http_errors, metrics
 from webhook.server.logs import ReviewEntry
 from webhook.server.probes import create_probe_app
 from webhook.server.settings import Settings
 from webhook.server.tls import DEFAULT_CIPHER_SUITES, TlsOptions, new_server_context, peer_allowed
-from webhook.vocab.field import FieldPath, invalid
+from webhook.vocab.field import FieldPath, Key, forbidden, invalid
 
 Json = dict[str, t.Any]
 JSON = {"Content-Type": "application/json"}
@@ -140,6 +140,29 @@ def test_a_denial_shows_a_huge_bad_value_cut_in_the_message_and_in_its_cause() -
     assert len(status["message"]) < 6 * ECHO_LIMIT
     assert len(status["details"]["causes"][0]["message"]) < 6 * ECHO_LIMIT
     assert "more characters cut" in status["message"]
+
+
+@pytest.mark.parametrize(
+    "field",
+    [
+        pytest.param(FieldPath.of("spec", "scheduling", FIVE_MIB), id="an unknown field's 5 MiB name"),
+        pytest.param(FieldPath.of("metadata", "annotations", Key(FIVE_MIB)), id="a 5 MiB map key"),
+    ],
+)
+def test_a_denial_shows_a_huge_field_name_cut_in_the_message_and_in_its_cause(
+    field: FieldPath, client: FlaskClient
+) -> None:
+    """The path was echoed whole, twice (message and cause): a 6 MB answer for a 3 MiB key."""
+    for answer in (
+        denied("u", [forbidden(field, "unknown field")]),
+        warned("u", [forbidden(field, "unknown field")]),
+    ):
+        text = orjson.dumps(answer)
+        assert len(text) < 8 * ECHO_LIMIT and b"more characters cut" in text
+    unknown = {"schedulingPolicy": {"gang": {"minCount": 2}}, FIVE_MIB: 1}
+    review = build_review({**job(), "spec": {**job()["spec"], "scheduling": unknown}}, uid="u")
+    resp = client.post("/validate", data=orjson.dumps(review), headers=JSON)
+    assert resp.status_code == 200 and len(resp.data) < 16 * ECHO_LIMIT, len(resp.data)
 
 
 def test_a_denial_reports_at_most_the_error_cap_and_says_how_many_were_left_out() -> None:

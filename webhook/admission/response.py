@@ -13,7 +13,7 @@ import typing as t
 
 from webhook.admission.echo import ECHO_LIMIT, cut
 from webhook.admission.review import API_VERSION, KIND, AdmissionResponse, AdmissionReview, Status
-from webhook.vocab.field import OMIT, FieldError, aggregate, render_value
+from webhook.vocab.field import OMIT, FieldError, FieldPath, Key, Segment, aggregate, render_value
 
 __all__ = ["allowed", "denied", "errored", "limit_warnings", "patched", "review", "warned"]
 
@@ -77,9 +77,24 @@ def patched(uid: str, patch: str, warnings: t.Iterable[str] = ()) -> AdmissionRe
     return _with_warnings({"uid": uid, "allowed": True, "patch": patch, "patchType": "JSONPatch"}, warnings)
 
 
+def _capped_segment(segment: Segment) -> Segment:
+    if isinstance(segment, Key):
+        return Key(cut(segment.name)) if len(segment.name) > ECHO_LIMIT else segment
+    if isinstance(segment, str) and len(segment) > ECHO_LIMIT:
+        return cut(segment)
+    return segment
+
+
 def _capped(error: FieldError) -> FieldError:
-    """``error`` with its bad value and detail cut to :data:`ECHO_LIMIT` (a client's value is
-    shown in the message and again in its cause: each copy stays small)."""
+    """``error`` with its bad value, detail and field path cut to :data:`ECHO_LIMIT` (a client's
+    value, or an unknown field's name, is shown in the message and again in its cause: each copy
+    stays small)."""
+    field = error.field
+    if any(
+        isinstance(s, str | Key) and len(s if isinstance(s, str) else s.name) > ECHO_LIMIT
+        for s in field.segments
+    ):
+        error = dataclasses.replace(error, field=FieldPath(tuple(_capped_segment(s) for s in field.segments)))
     value = error.bad_value
     if isinstance(value, str):
         value = cut(value)

@@ -30,7 +30,7 @@ from webhook.declarative.decode import ABSENT, Scan, normalize
 from webhook.declarative.document import BlockType
 from webhook.declarative.engines import COMPILED, Compiled
 from webhook.declarative.ratchet import ratcheted
-from webhook.declarative.translate import enumerate_errors, order_key, over_limit, short_circuit
+from webhook.declarative.translate import enumerate_errors, ordering, over_limit, short_circuit
 from webhook.vocab.equality import semantic_equal
 from webhook.vocab.field import FieldError, FieldPath, internal_error
 from webhook.vocab.sentinel import Sentinel
@@ -125,5 +125,5 @@ def _validate(block: BlockType, value: object, path: FieldPath, old: object) -> 
     raws = short_circuit([*too_many, *enumerate_errors(compiled, new)])
     if ratchet:
         raws = [raw for raw in raws if not ratcheted(raw, whole, old_value, compiled.shape)]
-    raws.sort(key=lambda raw: order_key(raw, new, compiled.shape))
+    raws.sort(key=ordering(new, compiled.shape))
     return [raw.error.with_prefix(path) for raw in raws]
