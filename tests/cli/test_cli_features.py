@@ -94,6 +94,13 @@ def test_exit_on_error(args: tuple[str, ...], count: int, code: int, run: Runner
     assert len(result.json()["results"]) == count
 
 
+def test_exit_on_error_counts_only_the_files_it_read(run: Runner, write: Writer) -> None:
+    """The outputs and the summary cover what was checked (docs/cli.md)."""
+    paths = [write(f"f{i}.yaml", job(f"j{i}", min_count=9 if i == 1 else 4)) for i in range(5)]
+    summary = run("validate", "-o", "json", "-j", "1", "--exit-on-error", *paths).json()["summary"]
+    assert (summary["files"], summary["valid"], summary["invalid"]) == (2, 1, 1)
+
+
 WARNING_CODES = [
     ("a warning exits 0 by default", (), 0),
     ("--strict makes a warning exit 1", ("--strict",), 1),

@@ -261,13 +261,17 @@ def _validate(
         ) as out:
             problems = [checker.failed(p) for p in found.problems]
             records = parallel.run(check, found.files, stdin=stdin, jobs=jobs)
+            read: set[str] = set()
             try:
                 for record in itertools.chain(problems, records):
                     summary.add(record)
+                    read.add(record.file)
                     if record.input_error:
                         checker.stderr_line(f"wasp: {record.reason}")
                     out.record(record)
                     if exit_on_error and record.verdict in _STATUS_STOPS:  # a warned object goes on
+                        # The summary covers what was checked: the files read up to here.
+                        summary.sources = len(read)
                         break
             finally:
                 records.close()  # --exit-on-error: stop the workers now
