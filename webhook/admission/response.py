@@ -89,12 +89,9 @@ def _capped(error: FieldError) -> FieldError:
     """``error`` with its bad value, detail and field path cut to :data:`ECHO_LIMIT` (a client's
     value, or an unknown field's name, is shown in the message and again in its cause: each copy
     stays small)."""
-    field = error.field
-    if any(
-        isinstance(s, str | Key) and len(s if isinstance(s, str) else s.name) > ECHO_LIMIT
-        for s in field.segments
-    ):
-        error = dataclasses.replace(error, field=FieldPath(tuple(_capped_segment(s) for s in field.segments)))
+    segments = tuple(_capped_segment(s) for s in error.field.segments)
+    if segments != error.field.segments:
+        error = dataclasses.replace(error, field=FieldPath(segments))
     value = error.bad_value
     if isinstance(value, str):
         value = cut(value)
