@@ -64,11 +64,17 @@ class ReviewClient:
             # The CA file is read at each connect, as a client whose caBundle was updated would.
             context = client_context(self.ca_file)
             self.conn = http.client.HTTPSConnection(HOST, self.port, context=context, timeout=self.timeout)
+        resp: http.client.HTTPResponse | None = None
         try:
             self.conn.request("POST", path, body, {"Content-Type": "application/json", **(headers or {})})
             resp = self.conn.getresponse()
             data = resp.read()
         except Exception:
+            # An answer with "Connection: close" owns the socket (http.client hands it over):
+            # closing only the connection would leave it to the collector (a ResourceWarning,
+            # an error under this suite's filterwarnings, when a read fails mid-answer).
+            if resp is not None:
+                resp.close()
             self.close()
             raise
         if resp.getheader("Connection", "").lower() == "close":

@@ -133,6 +133,12 @@ def test_a_killed_workers_replacement_gets_connections_back_within_seconds(tmp_p
     assert late == [], late[:3]
 
 
+# The client's own sockets, cut by the server's shutdown in mid-exchange, are sometimes
+# collected after the connection that owned them was dropped (a ResourceWarning from the
+# test's client side, 1 run in ~8): the assertions are about the server, so that warning alone
+# is not an error here.
+@pytest.mark.filterwarnings("ignore::ResourceWarning")
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 def test_sigterm_under_load_answers_every_review_it_read_and_exits_0(tmp_path: Path) -> None:
     server = start_server(tmp_path)
     bad: list[str] = []
