@@ -32,6 +32,8 @@ if t.TYPE_CHECKING:  # JSON positions are imported when a JSON source is read (1
     _Located = tuple[Node, int] | tuple[JsonPos, int]
 
 __all__ = [
+    "MAX_DEPTH",
+    "RECURSION_LIMIT",
     "STDIN",
     "Document",
     "Expansion",
@@ -46,6 +48,12 @@ __all__ = [
 
 STDIN: t.Final = "-"
 SUFFIXES: t.Final = (".yaml", ".yml", ".json")
+# libyaml refuses documents nested deeper than this ("exceeded maximum nesting depth"); JSON
+# sources get the same bound, so that both formats accept the same documents and the Python
+# code that walks a document (construction, validation, reporters) never runs out of stack.
+MAX_DEPTH: t.Final = 1000
+# Frames that walking a MAX_DEPTH document may take (a few per level), over Python's 1,000.
+RECURSION_LIMIT: t.Final = 5 * MAX_DEPTH
 _TAB_HINT: t.Final = " (a tab: YAML indentation must use spaces)"
 
 
@@ -222,6 +230,18 @@ class _JsonDuplicate(Exception):
     pass
 
 
+def _depth(obj: object) -> int:
+    """Nesting levels of containers in ``obj`` (a scalar: 0), without recursion."""
+    deepest, stack = 0, [(obj, 1)]
+    while stack:
+        value, level = stack.pop()
+        if isinstance(value, dict | list):
+            deepest = max(deepest, level)
+            children = value.values() if isinstance(value, dict) else value
+            stack.extend((child, level + 1) for child in children)
+    return deepest
+
+
 def _parse_json(source: str, text: str) -> t.Iterator[Document]:
     from webhook.cli.jsonpos import JsonText, duplicate_key
 
@@ -229,16 +249,21 @@ def _parse_json(source: str, text: str) -> t.Iterator[Document]:
         return
     doc = JsonText(text)
     line = text[: len(text) - len(text.lstrip())].count("\n") + 1
+    too_deep = LoadError(source, f"invalid JSON: nested deeper than {MAX_DEPTH} levels", line, document=0)
     try:
         obj = json.loads(text, object_pairs_hook=_no_duplicates)
     except json.JSONDecodeError as exc:
         raise LoadError(source, f"invalid JSON: {exc.msg}", exc.lineno, exc.colno, document=0) from exc
+    except RecursionError:  # deeper than the interpreter's limit, far beyond MAX_DEPTH
+        raise too_deep from None
     except _JsonDuplicate:
         found = duplicate_key(doc)
         key, at, first = found if found is not None else ("?", line, line)
         problem = LoadError(source, f'duplicate key "{key}" (first set at line {first})', at, document=0)
         yield Document(source, 0, line, None, None, doc, problem)
         return
+    if text.count("{") + text.count("[") > MAX_DEPTH and _depth(obj) > MAX_DEPTH:
+        raise too_deep
     yield from _expand(source, 0, line, obj, doc)
 
 

@@ -54,6 +54,11 @@ class QuickExit(SystemExit):
 
 
 def main() -> None:
+    from webhook.cli.loader import RECURSION_LIMIT
+
+    # Documents may nest MAX_DEPTH levels (libyaml's bound); walking one needs more frames
+    # than Python's default 1,000 (pure-Python frames, not the C stack, on 3.11+).
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
     try:
         cli(auto_envvar_prefix="WASP")
     except QuickExit as done:
