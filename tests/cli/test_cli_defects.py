@@ -137,6 +137,59 @@ def test_4_an_unreadable_directory_exits_2(
     assert result.json()["summary"]["unreadable"] == 1
 
 
+def test_4_an_unreadable_directory_keeps_its_place_in_the_output(
+    run: Runner, write: Writer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its error comes where its files would have (it came before every record)."""
+    for name in ("a.yaml", "b-c/x.yaml", "c/z.yaml"):
+        write(f"deploy/{name}", job(name.split("/")[0].split(".")[0]))
+    locked = tmp_path / "deploy" / "b"
+    locked.mkdir()
+    real_scandir = os.scandir
+
+    def scandir(path: t.Any = ".") -> t.Any:  # root reads any mode: refuse the way EACCES does
+        if os.fspath(path) == str(locked):
+            raise PermissionError(13, "Permission denied", str(locked))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    result = run("validate", "-o", "json", tmp_path / "other.yaml", tmp_path / "deploy")
+    assert result.code == 2
+    rows = [(Path(r["file"]).relative_to(tmp_path).as_posix(), r["status"]) for r in result.json()["results"]]
+    assert rows == [
+        ("other.yaml", "error"),  # missing: read in its place, as before
+        ("deploy/a.yaml", "valid"),
+        ("deploy/b-c/x.yaml", "valid"),
+        ("deploy/b", "error"),  # "deploy/b/..." sorts after "deploy/b-c/..."
+        ("deploy/c/z.yaml", "valid"),
+    ]
+
+
+CHART_TEMPLATES = [
+    pytest.param("chart/templates/job.yaml", "skipped", id="a quoted template in a chart"),
+    pytest.param("chart/templates/sub/job.yaml", "skipped", id="in a subdirectory of templates"),
+    pytest.param("not-a-chart/templates/job.yaml", "invalid", id="templates without a Chart.yaml"),
+    pytest.param("chart/job.yaml", "invalid", id="beside the chart's templates"),
+]
+
+
+@pytest.mark.parametrize(("where", "status"), CHART_TEMPLATES)
+def test_3_the_hook_skips_chart_templates_even_when_they_parse(
+    where: str, status: str, run: Runner, write: Writer, tmp_path: Path
+) -> None:
+    """Quoted actions are valid YAML: the Job's minCount was judged (and refused) as written."""
+    write("chart/Chart.yaml", text="apiVersion: v2\nname: chart\nversion: 0.1.0\n")
+    text = dump(job("x", min_count=2)).replace("minCount: 2", 'minCount: "{{ .Values.minCount }}"')
+    path = write(where, text=text)
+    assert run("validate", "-o", "json", path).json()["results"][0]["status"] == "invalid"
+    result = run("validate", "-o", "json", "--skip-non-kubernetes", tmp_path)
+    [record] = [r for r in result.json()["results"] if r["file"] == str(path)]
+    assert record["status"] == status
+    if status == "skipped":
+        assert "Helm chart template" in record["reason"]
+        assert result.code == 0, result.stdout
+
+
 def test_4_a_missing_file_is_not_counted_as_an_object(run: Runner, tmp_path: Path) -> None:
     result = run("validate", "-o", "json", tmp_path / "nope.yaml")
     assert result.code == 2

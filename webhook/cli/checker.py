@@ -23,11 +23,13 @@ from webhook.cli.loader import (
     Document,
     LoadError,
     ParseState,
+    display_name,
     from_next_document,
     locate,
     parse_text,
     read_source,
 )
+from webhook.cli.paths import helm_template
 from webhook.cli.previous import Identity, identity, old_objects
 from webhook.governed.result import Result, Status
 from webhook.governed.validation import validate_object
@@ -305,9 +307,18 @@ def check_source(
     CloudFormation or GitLab file, JSON with comments) is skipped, not an error, and reading
     goes on at the next ``---`` line, so a manifest after it is still judged; a source
     that cannot be read is an error in every mode. With ``span``, only those documents are
-    read; their indices then count from 0 (the caller renumbers).
+    read; their indices then count from 0 (the caller renumbers). A file of a Helm chart's
+    ``templates/`` is skipped whole in that mode: quoted actions (``name: "{{ .Values.n }}"``)
+    parse as YAML, but what they say is known only once rendered.
     """
     checked = Checked([])
+    if check.skip_non_kubernetes and helm_template(source):
+        template = LoadError(
+            display_name(source), "a Helm chart template (render it with helm template)", document=0
+        )
+        checked.records.append(failed(template, skip=True))
+        checked.stopped = True
+        return checked
     old_local: t.Mapping[Identity, object] = {}
     old_file = check.old_files.get(source)
     unreadable_old = ""

@@ -13,12 +13,9 @@ lines come from :mod:`webhook.cli.jsonpos`, computed only when an error needs on
 
 from __future__ import annotations
 
-import fnmatch
 import json
-import os
 import typing as t
 from dataclasses import dataclass
-from pathlib import Path
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -35,11 +32,11 @@ __all__ = [
     "MAX_DEPTH",
     "RECURSION_LIMIT",
     "STDIN",
+    "SUFFIXES",
     "Document",
-    "Expansion",
     "LoadError",
     "ParseState",
-    "expand_paths",
+    "display_name",
     "load_source",
     "locate",
     "parse_text",
@@ -104,76 +101,8 @@ class ParseState:
     documents: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class Expansion:
-    """The files to read, in order, and the paths that could not be searched."""
-
-    files: list[str]
-    problems: list[LoadError]
-
-
 def display_name(source: str) -> str:
     return "<stdin>" if source == STDIN else source
-
-
-def _matches(path: str, patterns: t.Sequence[str]) -> bool:
-    """A glob with a ``/`` matches the path or any tail of it (``charts/*``), one without
-    matches the file name or any directory name (``templates``, ``*.tpl.yaml``)."""
-    parts = Path(path).parts
-    for pattern in patterns:
-        pattern = pattern.rstrip("/")
-        if "/" in pattern:
-            if fnmatch.fnmatch(path, pattern) or fnmatch.fnmatch(path, "*/" + pattern):
-                return True
-        elif any(fnmatch.fnmatch(part, pattern) for part in parts):
-            return True
-    return False
-
-
-def _walk(root: str, problems: list[LoadError]) -> list[str]:
-    """Files under ``root``, recursively, symbolic links to directories followed (each once)."""
-    found: list[str] = []
-    seen: set[str] = set()
-
-    def onerror(exc: OSError) -> None:
-        where = exc.filename if isinstance(exc.filename, str) else root
-        problems.append(LoadError(where, f"cannot read directory: {exc.strerror or exc}"))
-
-    for top, dirs, files in os.walk(root, onerror=onerror, followlinks=True):
-        real = os.path.realpath(top)
-        if real in seen:  # a link back to a directory already searched: a loop
-            dirs[:] = []
-            continue
-        seen.add(real)
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        found.extend(os.path.join(top, f) for f in files if f.endswith(SUFFIXES))
-    return sorted(found)
-
-
-def expand_paths(
-    paths: t.Iterable[str], *, include: t.Sequence[str] = (), exclude: t.Sequence[str] = ()
-) -> Expansion:
-    """Files to read, in argument order; directories are walked recursively, sorted.
-
-    ``-`` stays as is (stdin). Missing files are kept: reading them reports the error.
-    Hidden directories (``.git``) are not entered; links to directories are followed.
-    ``include``/``exclude`` are globs (:func:`_matches`) over files found and files given;
-    with ``include``, a file must match one of them. A directory that cannot be listed is
-    a problem (exit 2), not an empty directory.
-    """
-    files: list[str] = []
-    problems: list[LoadError] = []
-    for raw in paths:
-        if raw == STDIN:
-            files.append(raw)
-            continue
-        candidates = _walk(raw, problems) if os.path.isdir(raw) else [raw]
-        files.extend(
-            f
-            for f in candidates
-            if not (exclude and _matches(f, exclude)) and (not include or _matches(f, include))
-        )
-    return Expansion(files, problems)
 
 
 def read_source(source: str, stdin: t.BinaryIO | None = None) -> str:

@@ -25,7 +25,8 @@ from webhook import scheduling_objects
 from webhook.cli.admitted import SUFFIX, as_admitted, generated_name
 from webhook.cli.checker import ExitCode, stderr_line
 from webhook.cli.enforcement_flag import enforcement_option
-from webhook.cli.loader import STDIN, Document, LoadError, expand_paths, load_source
+from webhook.cli.loader import STDIN, Document, LoadError, load_source
+from webhook.cli.paths import expand_paths
 from webhook.cli.validate import load_policy_set, with_policy_options
 from webhook.governed.delegation import delegated_templates
 from webhook.governed.reconcile_model import workload_owner

@@ -10,7 +10,6 @@ object), nothing found with ``--fail-on-empty``, or an internal error (one line 
 from __future__ import annotations
 
 import gc
-import itertools
 import os
 import sys
 import typing as t
@@ -21,9 +20,10 @@ import click
 from webhook.cli import checker, parallel, previous
 from webhook.cli.enforcement_flag import enforcement_option
 from webhook.cli.integration_flag import integrations_option
-from webhook.cli.loader import STDIN, expand_paths
+from webhook.cli.loader import STDIN, display_name
 from webhook.cli.main import QuickExit
 from webhook.cli.outputs import Outputs, pair_old_files, parse_outputs
+from webhook.cli.paths import expand_paths, in_order
 from webhook.cli.reporters import REPORTERS
 from webhook.policy import PolicySet
 from webhook.vocab.errors import WaspError
@@ -101,6 +101,10 @@ def with_policy_options(f: t.Callable[..., t.Any]) -> t.Callable[..., t.Any]:
     for option in reversed(policy_options):
         f = option(f)
     return f
+
+
+def _file(record: checker.Record) -> str:
+    return record.file
 
 
 def _kinds(values: t.Sequence[str]) -> frozenset[str]:
@@ -259,11 +263,10 @@ def _validate(
         with Outputs(
             specs, color=color, summary_only=summary_only, verbose=verbose, use_color=use_color
         ) as out:
-            problems = [checker.failed(p) for p in found.problems]
             records = parallel.run(check, found.files, stdin=stdin, jobs=jobs)
             read: set[str] = set()
             try:
-                for record in itertools.chain(problems, records):
+                for record in in_order(found, records, checker.failed, _file, display_name):
                     summary.add(record)
                     read.add(record.file)
                     if record.input_error:
