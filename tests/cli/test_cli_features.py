@@ -233,3 +233,53 @@ def test_the_published_hook_skips_repository_files_and_judges_manifests(
     ]
     assert run_wasp(*args, *repository).code == 0
     assert run_wasp(*args, *repository, write("deploy/bad.yaml", job(min_count=9))).code == 1
+
+
+STDIN_NAME_CASES = [
+    pytest.param(("-o", "sarif"), "sarif", id="sarif-locations"),
+    pytest.param(("-o", "github"), "github", id="github-annotation-file"),
+    pytest.param(("-o", "json"), "json", id="json-file"),
+    pytest.param(("-o", "junit"), "junit", id="junit-file-attribute"),
+]
+
+
+@pytest.mark.parametrize(("args", "fmt"), STDIN_NAME_CASES)
+def test_stdin_filename_names_stdin_in_every_output(args: tuple[str, ...], fmt: str, run: Runner) -> None:
+    """`helm template . | wasp validate -o sarif --stdin-filename chart/rendered.yaml -`: code
+    scanning refuses a result without a location, and stdin had none."""
+    text = yaml.safe_dump(job("bad", min_count=9))
+    result = run("validate", *args, "--stdin-filename", "deploy/rendered.yaml", "-", input=text)
+    assert result.code == 1, result.stdout + result.stderr
+    if fmt == "sarif":
+        [found] = json.loads(result.stdout)["runs"][0]["results"]
+        location = found["locations"][0]["physicalLocation"]
+        [line] = [i for i, row in enumerate(text.splitlines(), 1) if row.strip() == "minCount: 9"]
+        assert location["artifactLocation"]["uri"] == "deploy/rendered.yaml"
+        assert location["region"]["startLine"] == line
+    elif fmt == "github":
+        assert "::error file=deploy/rendered.yaml,line=" in result.stdout
+    elif fmt == "json":
+        assert result.json()["results"][0]["file"] == "deploy/rendered.yaml"
+    else:
+        case = ET.fromstring(result.stdout).find(".//testcase")
+        assert case is not None and case.get("file") == "deploy/rendered.yaml"
+
+
+def test_stdin_filename_chooses_json_and_pairs_with_an_old_directory(
+    run: Runner, write: Writer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write("base/deploy/job.json", text=json.dumps(GANG))
+    monkeypatch.chdir(tmp_path)
+    body = json.dumps(BASIC)  # gang -> basic: refused as an update
+    result = run(
+        "validate", "-o", "json", "--old", "base", "--stdin-filename", "deploy/job.json", "-", input=body
+    )
+    assert result.code == 1, result.stdout + result.stderr
+    [record] = result.json()["results"]
+    assert (record["file"], record["operation"]) == ("deploy/job.json", "UPDATE")
+
+
+def test_stdin_filename_without_stdin_is_a_usage_error(run: Runner, write: Writer) -> None:
+    path = write("a.yaml", job("a"))
+    result = run("validate", "--stdin-filename", "x.yaml", path)
+    assert result.code == 2 and "--stdin-filename" in result.stderr

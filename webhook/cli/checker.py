@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 
 from webhook.cli.admitted import as_admitted
 from webhook.cli.loader import (
+    STDIN,
     Document,
     LoadError,
     ParseState,
@@ -209,6 +210,11 @@ class Check:
     old_files: t.Mapping[str, str] = field(default_factory=dict)
     skip: frozenset[str] = frozenset()
     reject: frozenset[str] = frozenset()
+    stdin_name: str = ""  # --stdin-filename: what stdin's records are called, instead of <stdin>
+
+    def name(self, source: str) -> str:
+        """The file name records of ``source`` carry."""
+        return self.stdin_name if source == STDIN and self.stdin_name else display_name(source)
 
 
 def _judge(check: Check, doc: Document, old_local: t.Mapping[Identity, object]) -> Record:
@@ -312,15 +318,14 @@ def check_source(
     parse as YAML, but what they say is known only once rendered.
     """
     checked = Checked([])
-    if check.skip_non_kubernetes and helm_template(source):
-        template = LoadError(
-            display_name(source), "a Helm chart template (render it with helm template)", document=0
-        )
+    name = check.name(source)
+    if check.skip_non_kubernetes and helm_template(name):
+        template = LoadError(name, "a Helm chart template (render it with helm template)", document=0)
         checked.records.append(failed(template, skip=True))
         checked.stopped = True
         return checked
     old_local: t.Mapping[Identity, object] = {}
-    old_file = check.old_files.get(source)
+    old_file = check.old_files.get(name)
     unreadable_old = ""
     if old_file is not None:
         try:
@@ -338,13 +343,14 @@ def check_source(
         else:  # blank lines keep every line number (and libyaml's marks) right
             text = "\n" * span.line + _span_source(source)[span.start : span.end]
     except LoadError as exc:
+        exc.source = name
         checked.records.append(failed(exc))
         checked.stopped = True
         return checked
     first = 0  # index of the first document of ``text`` in the source
     while True:
         try:
-            for doc in parse_text(source, text, json_format=source.endswith(".json"), state=state):
+            for doc in parse_text(name, text, json_format=name.endswith(".json"), state=state):
                 record = _judge(check, doc, old_local)
                 if unreadable_old and record.kind is not None:
                     record = replace(record, warnings=(*record.warnings, unreadable_old))

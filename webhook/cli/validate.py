@@ -20,7 +20,7 @@ import click
 from webhook.cli import checker, parallel, previous
 from webhook.cli.enforcement_flag import enforcement_option
 from webhook.cli.integration_flag import integrations_option
-from webhook.cli.loader import STDIN, display_name
+from webhook.cli.loader import STDIN
 from webhook.cli.main import QuickExit
 from webhook.cli.outputs import Outputs, pair_old_files, parse_outputs
 from webhook.cli.paths import expand_paths, in_order
@@ -161,6 +161,13 @@ def _kinds(values: t.Sequence[str]) -> frozenset[str]:
 @click.option(
     "--exclude", multiple=True, metavar="GLOB", help="Do not check files matching GLOB (repeatable)."
 )
+@click.option(
+    "--stdin-filename",
+    metavar="PATH",
+    default="",
+    help="The path stdin's manifests come from: named so in every output (SARIF locations, "
+    "annotations), read as JSON when it ends in .json, paired with --old directories by it.",
+)
 @click.option("--fail-on-empty", is_flag=True, help="Exit 2 when no object was found.")
 @click.option("--exit-on-error", is_flag=True, help="Stop at the first invalid object or input error.")
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
@@ -223,6 +230,7 @@ def _validate(
     reject: tuple[str, ...],
     include: tuple[str, ...],
     exclude: tuple[str, ...],
+    stdin_filename: str,
     fail_on_empty: bool,
     exit_on_error: bool,
     color: str,
@@ -231,6 +239,8 @@ def _validate(
 ) -> None:
     sources = paths or [STDIN]
     _stdin_uses(sources, old)
+    if stdin_filename and STDIN not in sources:
+        raise click.UsageError("--stdin-filename names stdin, which is not read: give '-' as a PATH")
     specs = parse_outputs(outputs)
     loaded = load_policy_set(policies, policy_only, feature_gates, integrations)
     policy_set = loaded.with_enforcement(enforcement)
@@ -254,9 +264,14 @@ def _validate(
             policy_set,
             old_index,
             skip_non_kubernetes=skip_non_kubernetes,
-            old_files=pair_old_files(found.files, sources, old_dirs),
+            old_files=pair_old_files(
+                [stdin_filename if f == STDIN and stdin_filename else f for f in found.files],
+                sources,
+                old_dirs,
+            ),
             skip=_kinds(skip),
             reject=_kinds(reject),
+            stdin_name=stdin_filename,
         )
         summary = checker.Summary(sources=len(found.files) + len(found.problems))
         warning_code = warning_exit_code if warning_exit_code is not None else int(strict)
@@ -266,7 +281,7 @@ def _validate(
             records = parallel.run(check, found.files, stdin=stdin, jobs=jobs)
             read: set[str] = set()
             try:
-                for record in in_order(found, records, checker.failed, _file, display_name):
+                for record in in_order(found, records, checker.failed, _file, check.name):
                     summary.add(record)
                     read.add(record.file)
                     if record.input_error:
