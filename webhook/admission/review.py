@@ -8,6 +8,7 @@ readable, the request uid so the answer can still echo it.
 
 from __future__ import annotations
 
+import re
 import typing as t
 
 import orjson
@@ -36,6 +37,19 @@ MAX_BODY_BYTES: t.Final = 7 * 1024 * 1024
 # The apiserver's uids are UUIDs (36 characters); a longer one is not from an apiserver and is
 # neither echoed nor logged whole.
 MAX_UID_CHARS: t.Final = ECHO_LIMIT
+
+# A body that is not JSON still gets its uid echoed when it starts as the apiserver writes a
+# review (Go marshals the TypeMeta members, then ``request``, whose first member is ``uid``):
+# the uid is read from that prefix, in the first few KiB, and nowhere else. The apiserver
+# fails any answer whose uid is not the request's, so a guess is never better than "":
+# ``object.metadata.uid``, a uid inside a string, or a uid after other request members is
+# not echoed.
+_STRING: t.Final = rb'"(?:[^"\\]|\\.)*"'
+_UID_PREFIX: t.Final = re.compile(
+    rb'\s*\{\s*(?:"(?:apiVersion|kind)"\s*:\s*' + _STRING + rb"\s*,\s*)*"
+    rb'"request"\s*:\s*\{\s*"uid"\s*:\s*(' + _STRING + rb")(?=\s*(?:[,}]|\Z))"
+)
+_UID_SCAN_BYTES: t.Final = 4096
 
 Operation = t.Literal["CREATE", "UPDATE", "DELETE", "CONNECT"]
 OPERATIONS: t.Final[frozenset[str]] = frozenset(t.get_args(Operation))
@@ -160,6 +174,22 @@ def _json_type(value: object) -> str:
     return names.get(type(value), "a number" if isinstance(value, float) else "null")
 
 
+def _uid_of_unparsable(body: bytes) -> str:
+    """The request uid at the start of a body orjson refused (see ``_UID_PREFIX``), else ``""``.
+
+    Runs on the error path only, over at most ``_UID_SCAN_BYTES``; the string is decoded by
+    orjson, and a uid an apiserver would not send (empty, over ``MAX_UID_CHARS``) is not echoed.
+    """
+    match = _UID_PREFIX.match(body, 0, _UID_SCAN_BYTES)
+    if match is None:
+        return ""
+    try:
+        uid = orjson.loads(match[1])
+    except orjson.JSONDecodeError:
+        return ""
+    return uid if isinstance(uid, str) and 0 < len(uid) <= MAX_UID_CHARS else ""
+
+
 def parse_review(body: bytes) -> Request:
     """Decode and check an AdmissionReview v1 request body; raise :class:`MalformedReview`.
 
@@ -174,7 +204,9 @@ def parse_review(body: bytes) -> Request:
     except orjson.JSONDecodeError as exc:
         if not body.strip():
             raise MalformedReview("request body is empty; expected an AdmissionReview") from None
-        raise MalformedReview(f"request body is not valid JSON: {cut(str(exc))}") from None
+        raise MalformedReview(
+            f"request body is not valid JSON: {cut(str(exc))}", uid=_uid_of_unparsable(body)
+        ) from None
     if not isinstance(review, dict):
         raise MalformedReview(
             f"request body must be a JSON object (an AdmissionReview), not {_json_type(review)}"

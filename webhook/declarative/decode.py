@@ -37,20 +37,26 @@ ABSENT: Final = Marker.ABSENT
 UNCORRELATED: Final = Marker.UNCORRELATED
 
 
-_MISSING_KEY_VALUE: Final = json_key("")
+def map_key(item: Mapping[str, object], keys: Sequence[str]) -> tuple[object, ...] | None:
+    """The list-map key of ``item``: its ``keys`` members, compared by JSON type.
 
-
-def map_key(item: Mapping[str, object], keys: Sequence[str]) -> tuple[object, ...]:
-    """The list-map key of ``item``: its ``keys`` members, compared by JSON type."""
+    ``None`` when a key member is an object or an array: every list-map key in these blocks
+    is a Go string, so such an item fails its type check and neither repeats nor correlates
+    with another (and a member nested a thousand levels deep is never walked).
+    """
     # A missing key counts as the empty string: every list-map key in these blocks is a
     # non-pointer Go string, whose zero value is "" (two nameless claims are duplicates).
-    return tuple(json_key(item[k]) if k in item else _MISSING_KEY_VALUE for k in keys)
+    values = [item.get(k, "") for k in keys]
+    if any(isinstance(v, dict | list) for v in values):
+        return None
+    return tuple(map(json_key, values))
 
 
 def duplicate_indices(items: Sequence[object], keys: Sequence[str]) -> list[int]:
     """Indices of the items whose key repeats an earlier item's (apimachinery ``validate.Unique``).
 
-    Items that are not objects take no part: they already fail their type check.
+    Items that are not objects, or whose key is not made of scalars, take no part: they
+    already fail their type check.
     """
     seen: set[tuple[object, ...]] = set()
     dups: list[int] = []
@@ -58,6 +64,8 @@ def duplicate_indices(items: Sequence[object], keys: Sequence[str]) -> list[int]
         if not isinstance(item, dict):
             continue
         key = map_key(item, keys)
+        if key is None:
+            continue
         if key in seen:
             dups.append(i)
         else:
@@ -72,8 +80,13 @@ class Scan:
     slow_only: bool = False
 
 
-def normalize(value: object, scan: Scan) -> object:
-    """Apply Go-decoder semantics to decoded JSON.
+def normalize(value: object, scan: Scan, levels: int) -> object:
+    """Apply Go-decoder semantics to decoded JSON, ``levels`` containers deep.
+
+    ``levels`` is how deep the block's schema reads (:func:`~webhook.declarative.document.levels`):
+    an object or array below that is where the schema expects a scalar, so its type is all
+    either engine checks and it is returned unwalked. A value nested a thousand levels deep
+    costs as little as a shallow one, and nothing here recurses more than the schema does.
 
     * A ``null`` member of an object is the same as an absent one (nil pointer / zero value).
     * A ``null`` list item decodes to the zero value of the item type; every list in these
@@ -93,20 +106,24 @@ def normalize(value: object, scan: Scan) -> object:
             scan.slow_only = True
         return value
     if isinstance(value, dict):
+        if levels <= 0:
+            return value  # a type error wherever it is: its content is never read
         out: dict[Any, object] | None = None
         for i, (k, v) in enumerate(value.items()):
             if type(k) is not str:
                 scan.slow_only = True
-            nv = _DROP if v is None else normalize(v, scan)
+            nv = _DROP if v is None else normalize(v, scan, levels - 1)
             if out is None and nv is not v:
                 out = dict(itertools.islice(value.items(), i))
             if out is not None and nv is not _DROP:
                 out[k] = nv
         return value if out is None else out
     if isinstance(value, list):
+        if levels <= 0:
+            return value
         items: list[object] | None = None
         for i, v in enumerate(value):
-            nv = {} if v is None else normalize(v, scan)
+            nv = {} if v is None else normalize(v, scan, levels - 1)
             if items is None and nv is not v:
                 items = list(value[:i])
             if items is not None:

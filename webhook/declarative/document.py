@@ -23,6 +23,7 @@ __all__ = [
     "BlockType",
     "Shape",
     "block_schema",
+    "levels",
     "schema_document",
     "shape_of",
     "union_members",
@@ -132,6 +133,16 @@ def shape_of(schema: Mapping[str, Any]) -> Shape:
     if schema.get("x-kubernetes-list-type") == "map":
         shape.map_keys = tuple(schema.get(LIST_MAP_KEYS, ()))
     return shape
+
+
+def levels(schema: Mapping[str, Any]) -> int:
+    """How many containers deep ``schema`` (references inlined) reads a value: 0 where it
+    expects a scalar (an object or array there is a type error, whatever it holds), 1 for an
+    object of scalars, and so on. The document has no recursive definition: finite and small."""
+    if schema.get("type") not in ("object", "array"):
+        return 0
+    children = [*schema.get("properties", {}).values(), *([schema["items"]] if "items" in schema else [])]
+    return 1 + max(map(levels, children), default=0)
 
 
 def union_members(one_of: object) -> tuple[str, ...] | None:

@@ -26,6 +26,7 @@ from webhook.declarative.document import (
     BlockType,
     Shape,
     block_schema,
+    levels,
     shape_of,
 )
 from webhook.vocab.formats import FORMAT_CHECKERS
@@ -60,6 +61,31 @@ def _list_map_keys_keyword(
         return
     for i in duplicate_indices(instance, keys):
         yield ValidationError(f"duplicate entry for key {list(keys)}", path=(i,), instance=instance[i])
+
+
+def _type_keyword(
+    validator: _PyValidator, types: str | Sequence[str], instance: Any, schema: Mapping[str, Any]
+) -> Iterator[ValidationError]:
+    """``type`` as python-jsonschema checks it, without ``repr(instance)`` in the message (never
+    shown: the error is translated): the repr of a value nested ~1,000 levels deep, which
+    orjson decodes, is a ``RecursionError``, and of a large one a string as large as it."""
+    from jsonschema import ValidationError
+
+    names = [types] if isinstance(types, str) else types
+    if not any(validator.is_type(instance, name) for name in names):
+        yield ValidationError(f"not of type {', '.join(names)}")
+
+
+def _one_of_keyword(
+    validator: _PyValidator, subschemas: Sequence[Any], instance: Any, schema: Mapping[str, Any]
+) -> Iterator[ValidationError]:
+    """``oneOf`` (the document's unions), for the same reason as :func:`_type_keyword`: one
+    error when not exactly one member schema holds, its message without the instance."""
+    from jsonschema import ValidationError
+
+    holding = sum(1 for sub in subschemas if validator.evolve(schema=sub).is_valid(instance))
+    if holding != 1:
+        yield ValidationError(f"{holding} of the {len(subschemas)} schemas hold, not exactly one")
 
 
 def _is_int32_candidate(_checker: object, instance: object) -> bool:
@@ -99,7 +125,7 @@ def _reference_class() -> tuple[type[_PyValidator], Any]:
     # ``extend`` is untyped in types-jsonschema; the result is a validator class like its base.
     cls: type[_PyValidator] = extend(  # type: ignore[no-untyped-call]
         Draft202012Validator,
-        validators={LIST_MAP_KEYS: _list_map_keys_keyword},
+        validators={LIST_MAP_KEYS: _list_map_keys_keyword, "type": _type_keyword, "oneOf": _one_of_keyword},
         type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_int32_candidate),
     )
     return cls, checker
@@ -145,14 +171,16 @@ class Compiled:
     validator (built on first use; two threads that race both build one, and either is the
     same validator)."""
 
-    __slots__ = ("_reference", "fast", "limits", "schema", "shape")
+    __slots__ = ("_reference", "fast", "levels", "limits", "schema", "shape")
 
     def __init__(self, block: BlockType) -> None:
         # The whole document with a root $ref keeps every definition reachable for both engines.
         self.schema: dict[str, Any] = {**DOCUMENT, "$ref": REF_PREFIX + block.value}
         self.fast: jsonschema_rs.Validator = fast_validator(self.schema)
-        self.shape: Shape = shape_of(block_schema(block))
+        inlined = block_schema(block)
+        self.shape: Shape = shape_of(inlined)
         self.limits: Limits | None = limits_of(self.shape)
+        self.levels: int = levels(inlined)  # how deep normalisation walks a value
         self._reference: _PyValidator | None = None
 
     @property

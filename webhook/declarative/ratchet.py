@@ -32,10 +32,12 @@ def _step(new: object, old: object, shape: Shape, seg: Seg) -> tuple[object, obj
         return n, o, shape.props.get(seg, NO_SHAPE)
     n = new[seg] if isinstance(new, list) and 0 <= seg < len(new) else ABSENT
     o = UNCORRELATED
-    if shape.map_keys and isinstance(old, list) and isinstance(n, dict):
-        key = map_key(n, shape.map_keys)
+    keys = shape.map_keys
+    key = map_key(n, keys) if keys and isinstance(n, dict) else None
+    # An item whose key is not made of scalars (map_key None) correlates with nothing.
+    if keys and key is not None and isinstance(old, list):
         for candidate in old:
-            if isinstance(candidate, dict) and map_key(candidate, shape.map_keys) == key:
+            if isinstance(candidate, dict) and map_key(candidate, keys) == key:
                 o = candidate
                 break
     return n, o, shape.items or NO_SHAPE

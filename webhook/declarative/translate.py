@@ -8,7 +8,6 @@ order of the value, then type, required, union and the rest at one location).
 
 from __future__ import annotations
 
-import copy
 import enum
 import heapq
 import json
@@ -86,6 +85,24 @@ def _segment(seg: object) -> Seg:
     return seg if isinstance(seg, str | int) else str(seg)
 
 
+def _copy(value: object) -> object:
+    """A copy of decoded JSON made with a stack, not recursion: a bad value nested a thousand
+    levels deep (orjson decodes up to 1,024) is copied, not a ``RecursionError``."""
+    root: list[object] = [None]
+    todo: list[tuple[Any, Any, object]] = [(root, 0, value)]
+    while todo:
+        parent, key, source = todo.pop()
+        if isinstance(source, dict):
+            parent[key] = members = dict.fromkeys(source)  # the keys in the client's order
+            todo.extend((members, k, v) for k, v in source.items())
+        elif isinstance(source, list):
+            parent[key] = items = [None] * len(source)
+            todo.extend((items, i, v) for i, v in enumerate(source))
+        else:
+            parent[key] = source  # scalars are immutable
+    return root[0]
+
+
 def _translate(err: ValidationError) -> Iterator[Raw]:
     """Turn one python-jsonschema error into the apiserver's error(s)."""
     loc = tuple(_segment(s) for s in err.absolute_path)
@@ -96,7 +113,7 @@ def _translate(err: ValidationError) -> Iterator[Raw]:
     if keyword in ("type", LIST_MAP_KEYS) and isinstance(inst, dict | list):
         # Normalisation is copy-on-write, so the instance may be the caller's own object: copy
         # it before it becomes a bad value that outlives this call (only these keywords show it).
-        inst = copy.deepcopy(inst)
+        inst = _copy(inst)
     if keyword == "type":
         expected = value if isinstance(value, str) else " or ".join(value)
         yield Raw(loc, Kind.TYPE, type_invalid(at, inst, f"must be of type {expected}"))

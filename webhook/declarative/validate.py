@@ -72,7 +72,7 @@ def verdicts(block: BlockType, value: object) -> tuple[bool | None, bool]:
     """
     compiled = COMPILED[block]
     scan = Scan()
-    new = normalize(value, scan)
+    new = normalize(value, scan, compiled.levels)
     fast = None if scan.slow_only else _fast_verdict(compiled, new)
     instance: Any = new
     return fast, not any(True for _ in compiled.reference.iter_errors(instance))
@@ -108,7 +108,7 @@ def _validate(block: BlockType, value: object, path: FieldPath, old: object) -> 
     # whatever its length.
     cut, too_many = over_limit(value, compiled.limits)
     scan = Scan()
-    new = normalize(cut, scan)
+    new = normalize(cut, scan, compiled.levels)
     # Valid input (the common case, create or update) ends here: ratcheting only removes errors.
     # A cut value is invalid by its TooMany errors, whatever the fast engine says of the rest.
     if _use_fast_verdict and not too_many and not scan.slow_only and _fast_verdict(compiled, new) is True:
@@ -117,9 +117,9 @@ def _validate(block: BlockType, value: object, path: FieldPath, old: object) -> 
     old_value: object = ABSENT  # old None: the old object did not have the block
     # Ratcheting compares what was sent, over-limit lists included (an unchanged one is not
     # reported): only an update that carries such a list decodes it whole.
-    whole = normalize(value, Scan()) if too_many and ratchet and old is not None else new
+    whole = normalize(value, Scan(), compiled.levels) if too_many and ratchet and old is not None else new
     if ratchet and old is not None:
-        old_value = normalize(old, Scan())
+        old_value = normalize(old, Scan(), compiled.levels)
         if semantic_equal(whole, old_value):
             return []
     raws = short_circuit([*too_many, *enumerate_errors(compiled, new)])
