@@ -91,10 +91,20 @@ def child_template_of(obj: Obj, policies: PolicySet) -> tuple[Policy, ChildTempl
     return None
 
 
+def _text(value: object, missing: str = "<unnamed>") -> str:
+    """A name for a message: only a string is shown (anything else is the client's garbage,
+    possibly a thousand levels deep, and is not what the apiserver would have stored)."""
+    return value if isinstance(value, str) and value else missing
+
+
 def _describe(obj: Obj) -> str:
     metadata = obj.get("metadata")
     name = metadata.get("name") or metadata.get("generateName") if isinstance(metadata, dict) else None
-    return f"{obj.get('kind')} {name or '<unnamed>'}"
+    return f"{_text(obj.get('kind'), 'object')} {_text(name)}"
+
+
+def _controller(ref: Obj) -> str:
+    return f"{_text(ref.get('kind'), 'object')} {_text(ref.get('name'))}"
 
 
 def _refusal(policy: Policy, gates: FeatureGates) -> str | None:
@@ -107,7 +117,7 @@ def _stamp(
     obj: Obj, policy: Policy, ref: Obj, path: FieldPath, template: object, gates: FeatureGates,
     relation: str = "controlled by",
 ) -> Stamped:  # fmt: skip
-    where = f"{_describe(obj)} ({relation} {ref.get('kind')} {ref.get('name')})"
+    where = f"{_describe(obj)} ({relation} {_controller(ref)})"
     if (refused := _refusal(policy, gates)) is not None:
         return Stamped(obj, (f"{where}: not stamped: {refused}",))
     try:
@@ -149,7 +159,7 @@ def stamp_child(obj: object, policies: PolicySet) -> Stamped:
     if found is None:
         return Stamped(obj)
     policy, child, ref = found
-    where = f"{_describe(obj)} (controlled by {ref.get('kind')} {ref.get('name')})"
+    where = f"{_describe(obj)} (controlled by {_controller(ref)})"
     if (refused := _refusal(policy, policies.gates)) is not None:
         return Stamped(obj, (f"{where}: not stamped: {refused}",))
     if delegates(child, policies.gates):
