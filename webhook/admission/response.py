@@ -33,6 +33,7 @@ _REASONS: t.Final = {
     405: "MethodNotAllowed",
     408: "Timeout",
     413: "RequestEntityTooLarge",
+    415: "UnsupportedMediaType",
     500: "InternalError",
 }
 

@@ -27,6 +27,7 @@ from webhook.admission.review import OPERATIONS, MalformedReview, Request, parse
 from webhook.policy import PolicySet
 from webhook.scheduling_objects import VALIDATORS
 from webhook.server import metrics
+from webhook.server.framing import body_coding_problem
 from webhook.server.logs import REVIEW_LOGGER, ReviewEntry, ReviewLog
 from webhook.server.tls import CertReloader, LoadedPair
 
@@ -109,10 +110,10 @@ def create_app(
 
     app = Flask("webhook")
     app.extensions["wasp"] = state
-    app.add_url_rule(
-        "/validate", "validate", _admission_view(state, "validate", handle_validate), methods=["POST"]
-    )
-    app.add_url_rule("/mutate", "mutate", _admission_view(state, "mutate", handle_mutate), methods=["POST"])
+    # POST only: Flask would answer OPTIONS itself with an empty 200; it gets the 405 instead.
+    for endpoint, admission in (("validate", handle_validate), ("mutate", handle_mutate)):
+        view = _admission_view(state, endpoint, admission)
+        app.add_url_rule(f"/{endpoint}", endpoint, view, methods=["POST"], provide_automatic_options=False)
     app.add_url_rule("/healthz", "healthz", _healthz)
     app.add_url_rule("/readyz", "readyz", lambda: readyz_response(state.readiness_problems()))
     app.register_error_handler(HTTPException, _http_error)
@@ -121,10 +122,12 @@ def create_app(
 
 
 def _http_error(exc: HTTPException) -> Response:
-    """Unknown path, wrong method, ...: an AdmissionReview answer like every other one."""
+    """Unknown path, wrong method, ...: an AdmissionReview answer like every other one
+    (a 405 keeps its ``Allow`` header)."""
     code = exc.code or 400
     body = orjson.dumps(review(errored("", code, cut(exc.description or exc.name))))
-    return Response(body, code, content_type=_JSON)
+    allow = [(name, value) for name, value in exc.get_headers() if name.lower() == "allow"]
+    return Response(body, code, headers=allow, content_type=_JSON)
 
 
 def _unexpected_error(exc: Exception) -> Response:
@@ -222,6 +225,13 @@ def _admission_view(state: WaspState, endpoint: str, handler: Handler) -> t.Call
         http_status = 200
         try:
             environ = request.environ  # once: each access goes through werkzeug's proxy
+            # Judged from the head, before the body is read: the worker's loop hands such a
+            # request on as soon as its head arrives (webhook.server.framing).
+            coding = body_coding_problem(
+                environ.get("CONTENT_TYPE") or "", environ.get("HTTP_CONTENT_ENCODING") or ""
+            )
+            if coding is not None:
+                raise MalformedReview(coding, code=415)
             body = _read_body(environ, limit)
             if _mimetype(environ) != _JSON:
                 raise MalformedReview(

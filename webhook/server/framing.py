@@ -7,9 +7,12 @@ body have all arrived. This scanner answers only that: it reads the head far eno
 still parses the request, in the thread, from the bytes this let through.
 
 Anything this cannot frame (a head past ``max_head`` bytes, a bad chunk size, conflicting
-lengths, a body declared or sent past ``max_body``) is ``REFUSE``: the request goes to a
-thread at once with what has arrived, where gunicorn's parser or the admission view finds
-the problem and answers it with a 4xx, and the connection closes after that answer. The scan
+lengths, a body declared or sent past ``max_body``), and a head that already says the request
+will be refused (a body wasp cannot read as UTF-8 JSON, :func:`body_coding_problem`; a body
+offered with ``Expect: 100-continue`` to a method other than POST), is ``REFUSE``: the request
+goes to a thread at once with what has arrived, where gunicorn's parser or the admission view
+finds the problem and answers it with a 4xx, and the connection closes after that answer. So
+a client waiting for ``100 Continue`` gets the refusal instead, never a 100 first. The scan
 is incremental: each call resumes where the previous one stopped, so a body that arrives in
 many small reads is scanned once.
 """
@@ -19,7 +22,9 @@ from __future__ import annotations
 import enum
 import typing as t
 
-__all__ = ["Framing", "Progress"]
+from webhook.admission.echo import cut
+
+__all__ = ["Framing", "Progress", "body_coding_problem"]
 
 _HEX: t.Final = frozenset(b"0123456789abcdefABCDEF")
 # A chunk-size line (size, extensions) or the trailer section longer than this is refused.
@@ -78,7 +83,9 @@ class Framing:
     def _read_head(self, head: bytes) -> str | None:
         lengths: set[bytes] = set()
         codings: list[bytes] = []
-        for line in head.split(b"\r\n")[1:]:
+        media: dict[bytes, list[bytes]] = {b"content-type": [], b"content-encoding": []}
+        lines = head.split(b"\r\n")
+        for line in lines[1:]:
             name, sep, value = line.partition(b":")
             if not sep:
                 continue  # gunicorn's parser judges malformed lines; only framing matters here
@@ -89,6 +96,13 @@ class Framing:
                 codings += [c.strip().lower() for c in value.split(b",")]
             elif name == b"expect":
                 self.expect_continue = value.strip().lower() == b"100-continue"
+            elif name in media:
+                media[name].append(value.strip())
+        content_type, encoding = (b",".join(media[n]).decode("latin-1") for n in media)
+        if (problem := body_coding_problem(content_type, encoding)) is not None:
+            return problem
+        if self.expect_continue and not lines[0].startswith(b"POST "):
+            return "only a POST request may send a body here"
         if codings:
             if lengths or codings[-1] != b"chunked":
                 return "Transfer-Encoding must end with chunked and come without Content-Length"
@@ -142,3 +156,20 @@ class Framing:
                 return self._refuse("a chunk does not end with CRLF")
             self.body += size
             pos = data_end + 2
+
+
+def body_coding_problem(content_type: str, content_encoding: str) -> str | None:
+    """Why a body sent with these headers is not UTF-8 JSON as it stands (a 415), else None.
+
+    The apiserver sends neither a content coding nor a charset other than UTF-8, so a
+    client that does is wrong; reading its body as UTF-8 JSON would only give a misleading
+    parse error. The media type itself is the admission view's to judge (it echoes the uid).
+    """
+    codings = [c.strip().lower() for c in content_encoding.split(",") if c.strip()]
+    if any(c != "identity" for c in codings):
+        return f"Content-Encoding {cut(content_encoding)!r} is not supported; send the body uncompressed"
+    for param in content_type.split(";")[1:]:
+        name, _, value = param.partition("=")
+        if name.strip().lower() == "charset" and value.strip().strip('"').lower() != "utf-8":
+            return f"Content-Type {cut(content_type)!r} names a charset other than utf-8; send UTF-8 JSON"
+    return None

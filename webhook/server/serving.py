@@ -115,7 +115,9 @@ class WaspServer(BaseApplication):  # type: ignore[misc]  # gunicorn ships no ty
             def readiness() -> list[str]:
                 return serving_problems(s.probe_host, s.port)
 
-            probes_holder.probes = ProbeServer(s.bind_address, s.metrics_port, create_probe_app(readiness))
+            probes_holder.probes = ProbeServer(
+                s.bind_address, s.metrics_port, create_probe_app(readiness), limits=probes_holder.limits()
+            )
             probes_holder.probes.start()
 
         def pre_fork(arbiter: t.Any, worker: t.Any) -> None:

@@ -290,6 +290,12 @@ class WaspWorker(ThreadSide, ThreadWorker):  # type: ignore[misc]  # gunicorn sh
         future = self.tpool.submit(self.handle, conn)
         future.add_done_callback(lambda fut: self.method_queue.defer(self.finish_request, conn, fut))
 
+    def handle_request(self, req: t.Any, conn: TConn) -> bool:
+        # The loop answered (or, refusing the request, withheld) the "100 Continue" before
+        # it buffered the body: gunicorn would send a second one before the answer.
+        req._expected_100_continue = False
+        return bool(super().handle_request(req, conn))
+
     def finish_request(self, conn: TConn, future: t.Any) -> None:
         """Back from the thread (on the loop): wait for the next request, or close."""
         try:
