@@ -13,6 +13,8 @@ words or ``""``, ``outcome`` one of :data:`webhook.admission.handler.Outcome`.
 
 from __future__ import annotations
 
+import bisect
+import math
 import os
 import sys
 import types
@@ -157,10 +159,28 @@ def _publish(observations: list[Observation]) -> None:
     for key, count in requests.items():
         REQUESTS.labels(*key).inc(count)
     for endpoint, samples in latency.items():
-        child = LATENCY.labels(endpoint)
-        for seconds in samples:
-            child.observe(seconds)
+        _observe_all(LATENCY.labels(endpoint), samples)
     IN_FLIGHT.set(_in_flight())
+
+
+def _observe_all(child: t.Any, samples: list[float]) -> None:
+    """``child.observe`` for every sample, with each bucket and the sum written once.
+
+    In multiprocess mode every value written is a lock, a pid check and an mmap write, and
+    ``observe`` writes two per sample (the flusher's share of a worker's time was 2%, a
+    tenth of wasp's own work per review). This counts the samples per bucket first and
+    writes the same values through the same objects ``observe`` uses (prometheus_client
+    keeps per-bucket, not cumulative, counts; the first bound not below a sample is its
+    bucket, the last is +Inf); tests/http/test_metrics.py compares the two.
+    """
+    bounds = child._upper_bounds
+    counts = [0] * len(bounds)
+    for seconds in samples:
+        counts[bisect.bisect_left(bounds, seconds)] += 1
+    for bucket, count in zip(child._buckets, counts, strict=True):
+        if count:
+            bucket.inc(count)
+    child._sum.inc(math.fsum(samples))
 
 
 FLUSH_INTERVAL: t.Final = 1.0  # seconds, unless Settings.flush_interval says otherwise
