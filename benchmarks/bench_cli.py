@@ -9,6 +9,9 @@ memory, from the child's rusage:
 * 2,000 Job manifests in 20 files (the headline rate, and the ratio to kubernetes-validate);
 * 2,000 manifests in 2,000 files, and 2,000 in one file;
 * one manifest in one file (start-up);
+* the floor on the 20 files: ``benchmarks/cli_floor.py``, the least any ``wasp validate`` must
+  do (libyaml parse + the webhook's ``validate_object``, on every CPU, nothing else), which
+  bounds the headline rate on this parser;
 * peak RSS for 2,000 and 20,000 manifests with text, JUnit and JSON output (flat = streaming);
 * ``kubernetes-validate -k 1.37.0 --strict`` on a subset (it manages ~65 manifests/s, so the
   whole corpus would take minutes), its rate extrapolated, and on the one-manifest file.
@@ -202,6 +205,9 @@ def main() -> None:
         ]
         sizes = [write_layout(root / name, files, docs) for _, name, files, docs in layouts]
         cmds = [[wasp, "validate", "--summary", str(root / name)] for _, name, _, _ in layouts]
+        # The floor: the least any wasp validate must do on the 20 files (benchmarks/cli_floor.py).
+        floor_cmd = [sys.executable, str(Path(__file__).with_name("cli_floor.py"))]
+        cmds.append([*floor_cmd, *map(str, sorted((root / "c20").iterdir()))])
         kv_n = 0
         if kv is not None:  # in the same rounds as wasp: a burst of load slows both alike
             subset = root / "kv"
@@ -210,6 +216,7 @@ def main() -> None:
             cmds.append([*kv_cmd, *map(str, sorted(subset.iterdir()))])
             cmds.append([*kv_cmd, *map(str, (root / "one").iterdir())])
         timings = median_runs(cmds, args.runs)
+        floor = timings[len(layouts)]
         kv_rate = kv_cpu = kv_one = None
         if kv is not None:
             kv_run, kv_one = timings[-2], timings[-1]
@@ -240,6 +247,16 @@ def main() -> None:
                 kv_cell = f"~{kv_rate:,.0f}/s (extrapolated: {n / kv_rate:,.0f} s)"
                 ratio = f"{n / run.median / kv_rate:,.0f}x ({kv_cpu * n / run.cpu:,.0f}x)"
             print(f"| {label} | {wall} | {rates} | {cpu} | {kv_cell} | {ratio} |")
+        n = sizes[0]
+        wall = f"{floor.median * 1000:.0f} ms ({floor.best * 1000:.0f} ms)"
+        rates = f"{n / floor.median:,.0f} ({n / floor.best:,.0f})"
+        cpu = f"{floor.cpu * 1000:.0f} ms ({floor.cpu / n * 1e6:.0f} µs)"
+        ratio = "-" if kv_rate is None else f"{n / floor.median / kv_rate:,.0f}x"
+        print(f"| floor: parse + validate_object only, 20 files | {wall} | {rates} | {cpu} | - | {ratio} |")
+        print(
+            f"\nwasp validate on 20 files / floor: {timings[0].median / floor.median:.2f}x the wall time, "
+            f"{timings[0].cpu / floor.cpu:.2f}x the CPU"
+        )
 
         print()
         print("| peak memory (RSS) | 2,000 manifests | 20,000 manifests |")

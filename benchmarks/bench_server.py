@@ -8,11 +8,17 @@ req/s, p50/p99, the ratio to the null webhook, connections and CPU per worker, t
 p99 at half of wasp's saturated rate (wrk's per-connection ``delay()`` paces requests), and
 the in-process core time per Job review (parse + validate), warm and with the caches swept.
 
-    /tmp/venv/bin/python benchmarks/bench_server.py [--duration 4] [--connections 16] [--rounds 3] [--edge]
+    /tmp/venv/bin/python benchmarks/bench_server.py [--duration 4] [--connections 16] [--rounds 3] [--edge] [--floor]
 
 ``--edge`` adds a third server: wasp's own admission view with a handler that answers
 allowed without judging, so the gap to the null webhook splits into the edge (body read,
 parse_review, metrics, log line) and the core (validation, mutation).
+
+``--floor`` adds the least any validating webhook on this stack does: the null webhook's own
+view (decode the review, answer) with wasp's judging in between (``parse_review`` and
+``handle_validate`` / ``handle_mutate``, the functions the webhook and ``wasp validate`` share)
+and nothing else: no metrics, no log line, no capping of the answer. Its ratio bounds what any
+design that keeps the rules (one path, every rule upstream defines) reaches here.
 
 The null webhook is ``wasp serve``'s own gunicorn application with the admission views
 replaced by one that decodes the review and answers allowed, so the ratio isolates wasp's
@@ -118,13 +124,17 @@ def free_port() -> int:
 
 class Server:
     def __init__(
-        self, name: str, argv: list[str], port: int, metrics_port: int, log: Path, *, edge: bool = False
-    ) -> None:
+        self, name: str, argv: list[str], port: int, metrics_port: int, log: Path, *, edge: bool = False,
+        floor: bool = False,
+    ) -> None:  # fmt: skip
         env = dict(os.environ, PYTHONPATH=str(REPO))
         env.pop("PROMETHEUS_MULTIPROC_DIR", None)
         env.pop("WASP_BENCH_EDGE", None)
+        env.pop("WASP_BENCH_FLOOR", None)
         if edge:
             env["WASP_BENCH_EDGE"] = "1"
+        if floor:
+            env["WASP_BENCH_FLOOR"] = "1"
         self.name, self.port, self.metrics_port = name, port, metrics_port
         with log.open("wb") as out:
             self.proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=out)
@@ -329,6 +339,26 @@ def serve_null(argv: list[str]) -> None:
                 for endpoint in ("validate", "mutate"):
                     app.view_functions[endpoint] = _admission_view(state_of(app), endpoint, fixed)
                 return app
+            if os.environ.get("WASP_BENCH_FLOOR"):
+                # The null's view with the judging in between, and nothing else.
+                from webhook.admission.handler import handle_mutate, handle_validate
+                from webhook.admission.review import parse_review
+                from webhook.server.app import state_of
+
+                state = state_of(app)
+
+                def judged(handler: t.Any) -> t.Callable[[], Response]:
+                    def view() -> Response:
+                        answer = handler(parse_review(request.get_data()), state.policies)
+                        body = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                                "response": answer.response}  # fmt: skip
+                        return Response(orjson.dumps(body), 200, content_type="application/json")
+
+                    return view
+
+                app.view_functions["validate"] = judged(handle_validate)
+                app.view_functions["mutate"] = judged(handle_mutate)
+                return app
             app.view_functions["validate"] = allow
             app.view_functions["mutate"] = allow
             return app
@@ -357,6 +387,12 @@ def main() -> None:
         help="also run wasp's HTTP edge with a fixed answer (no validation): splits the gap to "
         "the null webhook into edge (parse, metrics, log line) and core",
     )
+    parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="also run the null webhook's view with wasp's judging and nothing else: the least any "
+        "validating webhook on this stack does",
+    )
     parser.add_argument("--serve-null", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_null is not None:
@@ -381,7 +417,7 @@ def main() -> None:
         "--log-level",
         "info",
     ]
-    names = ["wasp", "null", *(["edge"] if args.edge else [])]
+    names = ["wasp", "null", *(["edge"] if args.edge else []), *(["floor"] if args.floor else [])]
     servers: list[Server] = []
 
     def start(name: str, label: str) -> Server:
@@ -398,7 +434,15 @@ def main() -> None:
             ]
         else:
             argv = [sys.executable, __file__, "--serve-null", *common, *ports]
-        server = Server(name, argv, port, metrics_port, work / f"{name}-{label}.log", edge=name == "edge")
+        server = Server(
+            name,
+            argv,
+            port,
+            metrics_port,
+            work / f"{name}-{label}.log",
+            edge=name == "edge",
+            floor=name == "floor",
+        )
         servers.append(server)
         return server
 
@@ -459,6 +503,12 @@ def main() -> None:
                 print(f"{mix:24} {server_name:6} {r['rps']:8.0f} {r['p50']:7.2f} {r['p99']:7.2f} {ratio:6.2f} "
                       f"{cpu_us:7.0f}  {conns:12}  {cpu}{'  ' + r['errors'] if r['errors'] else ''}")  # fmt: skip
             print(f"{'':24} per-round ratios: {round_ratios}")
+            if "floor" in by_server:
+                floor_ratios = ", ".join(
+                    f"{f['rps'] / n['rps']:.2f}"
+                    for f, n in zip(by_server["floor"], by_server["null"], strict=True)
+                )
+                print(f"{'':24} the floor's per-round ratios: {floor_ratios}")
             # Worker CPU per review moves less than req/s between runs (wrk and the machine's
             # other load change the rate, not the work): the steadier view of what wasp adds.
             wasp_us = statistics.median(cpu_per_review(run) for run in by_server["wasp"])
