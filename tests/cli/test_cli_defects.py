@@ -117,20 +117,25 @@ def test_3_include_and_exclude_choose_the_files(run: Runner, write: Writer, tmp_
     assert [Path(r["file"]).name for r in included["results"]] == ["a.yaml"]
 
 
-def test_4_an_unreadable_directory_exits_2(
-    run: Runner, write: Writer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    write("deploy/ok.yaml", job())
-    locked = tmp_path / "deploy" / "locked"
-    locked.mkdir()
+def refuse_listing(monkeypatch: pytest.MonkeyPatch, locked: Path) -> None:
+    """Make ``locked`` (created here) a directory that cannot be listed: root reads any mode,
+    so listing it is refused the way EACCES does."""
+    locked.mkdir(parents=True)
     real_scandir = os.scandir
 
-    def scandir(path: t.Any = ".") -> t.Any:  # root reads any mode: refuse the way EACCES does
+    def scandir(path: t.Any = ".") -> t.Any:
         if os.fspath(path) == str(locked):
             raise PermissionError(13, "Permission denied", str(locked))
         return real_scandir(path)
 
     monkeypatch.setattr(os, "scandir", scandir)
+
+
+def test_4_an_unreadable_directory_exits_2(
+    run: Runner, write: Writer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write("deploy/ok.yaml", job())
+    refuse_listing(monkeypatch, tmp_path / "deploy" / "locked")
     result = run("validate", "-o", "json", tmp_path / "deploy")
     assert result.code == 2
     assert "locked" in result.stderr and "Permission denied" in result.stderr
@@ -143,16 +148,7 @@ def test_4_an_unreadable_directory_keeps_its_place_in_the_output(
     """Its error comes where its files would have (it came before every record)."""
     for name in ("a.yaml", "b-c/x.yaml", "c/z.yaml"):
         write(f"deploy/{name}", job(name.split("/")[0].split(".")[0]))
-    locked = tmp_path / "deploy" / "b"
-    locked.mkdir()
-    real_scandir = os.scandir
-
-    def scandir(path: t.Any = ".") -> t.Any:  # root reads any mode: refuse the way EACCES does
-        if os.fspath(path) == str(locked):
-            raise PermissionError(13, "Permission denied", str(locked))
-        return real_scandir(path)
-
-    monkeypatch.setattr(os, "scandir", scandir)
+    refuse_listing(monkeypatch, tmp_path / "deploy" / "b")
     result = run("validate", "-o", "json", tmp_path / "other.yaml", tmp_path / "deploy")
     assert result.code == 2
     rows = [(Path(r["file"]).relative_to(tmp_path).as_posix(), r["status"]) for r in result.json()["results"]]
