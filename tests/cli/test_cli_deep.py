@@ -34,7 +34,11 @@ def block(levels: int, indent: int) -> str:
 def json_job(levels_under_parallelism: int) -> str:
     # The Job is level 1, spec level 2: the value adds its own levels below.
     value = '{"a":' * levels_under_parallelism + "1" + "}" * levels_under_parallelism
-    return '{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"deep"},"spec":{"parallelism":' + value + "}}"
+    return (
+        '{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"deep"},"spec":{"parallelism":'
+        + value
+        + "}}"
+    )
 
 
 # (file name, text, exit code, (error type, field) of the first error or None)
