@@ -54,6 +54,32 @@ def test_a_small_text_run_does_not_import(module: str, imported: set[str]) -> No
     assert module not in imported
 
 
+_PROBE_INTEGRATIONS = _PROBE.replace('"--summary",', '"--summary", "--integrations", "jobset,raycluster",')
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        pytest.param("cel.cli", id="the CEL package's command-line tool"),
+        pytest.param("prompt_toolkit", id="its REPL library (230 ms of start-up)"),
+    ],
+)
+def test_policies_with_expressions_load_only_the_cel_extension(module: str, tmp_path: Path) -> None:
+    """The integrations' pod counts are CEL: the binding is loaded, its CLI stack is not."""
+    path = tmp_path / "job.yaml"
+    path.write_text(dump(job()), encoding="utf-8")
+    out = subprocess.run(
+        [sys.executable, "-c", _PROBE_INTEGRATIONS, str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    loaded = set(json.loads(out.stdout.splitlines()[-1]))
+    assert "cel.cel" in loaded  # the expressions were compiled
+    assert module not in loaded
+
+
 def _json_list() -> str:
     items = [job("ok"), job("bad", min_count=9)]
     return json.dumps({"apiVersion": "v1", "kind": "List", "items": items}, indent=2)

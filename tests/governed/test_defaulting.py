@@ -351,9 +351,9 @@ def test_the_patch_adds_the_whole_embedding_when_it_is_absent(tmp_path: Path) ->
 # ------------------------------------------------------------------------------- CEL binding
 
 
-import cel  # noqa: E402 - only this section needs the binding itself
+from webhook.policy.celbinding import binding  # noqa: E402 - only this section needs the binding itself
 
-_REAL_CONTEXT = cel.Context
+_REAL_CONTEXT = binding().Context
 
 
 class CountingContext:
@@ -399,7 +399,7 @@ def test_the_object_is_bound_to_cel_lazily(
 ) -> None:
     policies = job_policies(rules, tmp_path)
     CountingContext.binds = 0
-    monkeypatch.setattr(cel, "Context", CountingContext)
+    monkeypatch.setattr(binding(), "Context", CountingContext)
     result = mutate_object(obj, policies, operation="CREATE")
     assert result.warnings == ()
     assert CountingContext.binds == binds

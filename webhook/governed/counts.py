@@ -10,6 +10,7 @@ from __future__ import annotations
 import typing as t
 
 from webhook.policy import PodCount
+from webhook.policy.celbinding import binding
 
 __all__ = ["POD_COUNT_FUNCTIONS", "evaluate_count"]
 
@@ -19,11 +20,9 @@ def evaluate_count(pc: PodCount, context: t.Mapping[str, t.Any]) -> tuple[object
     None)`` when it reads a field the object does not have (the count is then absent, as for
     an unset field); ``(None, why)`` when it fails on the object's values (a string times a
     number, ...)."""
-    import cel  # the binding costs ~150 ms to import; only policies with expressions pay it
-
     assert pc.program is not None  # set with every expression at load
     try:
-        bound = cel.Context()
+        bound = binding().Context()
         bound.add_variable("self", context)
         for name, function in POD_COUNT_FUNCTIONS.items():
             bound.add_function(name, function)

@@ -40,6 +40,7 @@ from webhook.governed.patch import assoc
 from webhook.governed.tree import ObjectNode, build_tree, get_path
 from webhook.governed.validation import validate_governed
 from webhook.policy import DefaultRule, Policy, PolicySet
+from webhook.policy.celbinding import binding
 from webhook.vocab.field import FieldPath
 
 if t.TYPE_CHECKING:
@@ -103,15 +104,13 @@ class _Run:
         return self._verdicts[index]
 
     def _evaluate(self, rule: DefaultRule) -> bool:
-        import cel
-
         assert rule.program is not None
         try:
             if self._context is None:
                 if self._bind_failed:
                     raise ValueError("the object could not be bound to CEL")
                 try:
-                    context = cel.Context()
+                    context: cel.Context = binding().Context()
                     context.add_variable("object", self.original)
                 except Exception:
                     self._bind_failed = True

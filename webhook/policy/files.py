@@ -18,10 +18,11 @@ from webhook.vocab.errors import PolicyError
 __all__ = ["load_policies", "load_policy_file"]
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that rejects duplicate mapping keys: in a policy a repeated key would
-    silently win over the first, hiding a mistake. Policies load once, so the pure-Python
-    loader's speed does not matter here."""
+class _StrictLoader(yaml.CSafeLoader):
+    """The safe loader (libyaml's, as for manifests) that rejects duplicate mapping keys: in a
+    policy a repeated key would silently win over the first, hiding a mistake. Policies load
+    in every ``wasp validate`` run, the built-in ones included: PyYAML's pure-Python parser
+    took 3.7 ms of a one-manifest run's start, libyaml 0.9 ms."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[t.Hashable, t.Any]:
         seen: set[object] = set()
