@@ -190,6 +190,30 @@ def slow_body(port: int, ca_file: Path, size: int) -> ssl.SSLSocket:
     return sock
 
 
+def read_answer(sock: t.Any, timeout: float, *, until_closed: bool = False) -> bytes:
+    """What the server sends on ``sock`` until it closes it, a read times out, or (unless
+    ``until_closed``) one final answer is whole; interim ``100 Continue`` answers stay in
+    the bytes but do not end the read."""
+    sock.settimeout(timeout)
+    data = b""
+    try:
+        while chunk := sock.recv(65536):
+            data += chunk
+            if until_closed:
+                continue
+            head, sep, body = data.replace(b"HTTP/1.1 100 Continue\r\n\r\n", b"").partition(b"\r\n\r\n")
+            length = [
+                int(v)
+                for n, _, v in (h.partition(b":") for h in head.split(b"\r\n"))
+                if n.lower() == b"content-length"
+            ]
+            if sep and length and len(body) >= length[0]:
+                break
+    except (OSError, ssl.SSLError):  # TimeoutError and resets are OSErrors
+        pass
+    return data
+
+
 def raw_exchange(port: int, ca_file: Path, data: bytes, *, timeout: float = 5.0) -> tuple[int, bytes, bytes]:
     """Send ``data`` on a fresh TLS connection and read until the server closes it (or one
     whole answer arrived): the HTTP status, the head and the body."""

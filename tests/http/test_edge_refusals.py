@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import gzip
 import socket
-import ssl
 import threading
 import time
 import typing as t
@@ -15,7 +14,7 @@ import urllib.request
 import orjson
 import pytest
 from conftest import ServerProcess, job_body, start_server
-from faults import HOST, silent, tls
+from faults import HOST, read_answer, silent, tls
 from flask.testing import FlaskClient
 
 from webhook.server.connections import ConnectionLimits
@@ -141,27 +140,6 @@ def test_silent_connections_to_the_probe_port_leave_the_probes_answering(edge_se
             sock.close()
 
 
-def read_answers(sock: ssl.SSLSocket, timeout: float) -> bytes:
-    """What the server sends until it closes, or until a final (non-1xx) answer is whole."""
-    sock.settimeout(timeout)
-    data = b""
-    try:
-        while chunk := sock.recv(65536):
-            data += chunk
-            final = data.replace(b"HTTP/1.1 100 Continue\r\n\r\n", b"")
-            head, sep, body = final.partition(b"\r\n\r\n")
-            length = [
-                int(v)
-                for n, _, v in (h.partition(b":") for h in head.split(b"\r\n"))
-                if n.lower() == b"content-length"
-            ]
-            if sep and length and len(body) >= length[0]:
-                break
-    except (TimeoutError, ssl.SSLError, OSError):
-        pass
-    return data
-
-
 def expect_head(method: str, path: str, length: int, *extra: str) -> bytes:
     lines = [f"{method} {path} HTTP/1.1", "Host: wasp", "Content-Type: application/json",
              f"Content-Length: {length}", "Expect: 100-continue", *extra]  # fmt: skip
@@ -191,10 +169,10 @@ def test_expect_100_continue_gets_exactly_one_100_then_the_answer(edge_server: S
     sock = tls(edge_server.port, edge_server.ca_file)
     try:
         sock.sendall(expect_head("POST", "/validate", len(BODY)))
-        interim = read_answers(sock, timeout=2.0)
+        interim = read_answer(sock, timeout=2.0)
         assert interim == b"HTTP/1.1 100 Continue\r\n\r\n", interim[:200]
         sock.sendall(BODY)
-        final = read_answers(sock, timeout=5.0)
+        final = read_answer(sock, timeout=5.0)
         assert final.startswith(b"HTTP/1.1 200 "), final[:200]
         assert orjson.loads(final.partition(b"\r\n\r\n")[2])["response"]["uid"] == "expect-1"
     finally:
@@ -209,7 +187,7 @@ def test_expect_100_continue_gets_no_100_when_the_request_is_refused(
     sock = tls(edge_server.port, edge_server.ca_file)
     try:
         sock.sendall(head)  # and no body: the client waits for the 100, as curl does
-        data = read_answers(sock, timeout=3.0)
+        data = read_answer(sock, timeout=3.0)
     finally:
         sock.close()
     assert data.startswith(f"HTTP/1.1 {code} ".encode()), data[:300]
@@ -228,7 +206,7 @@ def test_a_gzip_body_sent_whole_is_a_415_on_the_wire(edge_server: ServerProcess)
     sock = tls(edge_server.port, edge_server.ca_file)
     try:
         sock.sendall(head + packed)
-        data = read_answers(sock, timeout=3.0)
+        data = read_answer(sock, timeout=3.0)
     finally:
         sock.close()
     assert data.startswith(b"HTTP/1.1 415 "), data[:300]

@@ -4,7 +4,6 @@ and hostile clients and bytes while a normal client measures. Bounded in count a
 
 from __future__ import annotations
 
-import ssl
 import time
 import typing as t
 import uuid
@@ -29,6 +28,7 @@ from faults import (
     partial_hello,
     partial_line,
     raw_exchange,
+    read_answer,
     silent,
     slow_body,
 )
@@ -55,17 +55,6 @@ HOSTILE_IDS: t.Final = [
 ]
 
 
-def read_until_closed(sock: t.Any, timeout: float) -> bytes:
-    sock.settimeout(timeout)
-    data = b""
-    try:
-        while chunk := sock.recv(65536):
-            data += chunk
-    except (OSError, ssl.SSLError):
-        pass
-    return data
-
-
 @pytest.mark.parametrize(("opener", "count", "answered"), HOSTILE, ids=HOSTILE_IDS)
 def test_slow_clients_do_not_slow_a_normal_client(
     fault_server: ServerProcess, opener: Opener, count: int, answered: bool
@@ -81,7 +70,7 @@ def test_slow_clients_do_not_slow_a_normal_client(
         assert probe.p99() < P99_LIMIT, probe.p99()
         assert readyz == 200
         for sock in held:
-            data = read_until_closed(sock, timeout=6 - (time.monotonic() - opened))
+            data = read_answer(sock, 6 - (time.monotonic() - opened), until_closed=True)
             if answered:
                 assert data.startswith(b"HTTP/1.1 408 "), data[:200]
                 assert b'"kind":"AdmissionReview"' in data
@@ -177,7 +166,7 @@ def test_unfinished_uploads_past_the_buffer_budget_lose_the_largest_not_the_work
             sock.sendall(b" " * ((size << 20) - 1024))
             held.append(sock)
             time.sleep(0.3)
-        answers = [read_until_closed(sock, timeout=1.0) for sock in held]
+        answers = [read_answer(sock, 1.0, until_closed=True) for sock in held]
         refused = [a for a in answers if a.startswith(b"HTTP/1.1 413 ")]
         assert len(refused) == 1 and b'"kind":"AdmissionReview"' in refused[0], [a[:60] for a in answers]
         uid = str(uuid.uuid4())
