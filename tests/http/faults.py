@@ -190,6 +190,17 @@ def slow_body(port: int, ca_file: Path, size: int) -> ssl.SSLSocket:
     return sock
 
 
+def closed_by_server(sock: t.Any, timeout: float = 0.1) -> bool:
+    """Whether the server closes ``sock`` within ``timeout`` (a reset counts)."""
+    sock.settimeout(timeout)
+    try:
+        return bool(sock.recv(1) == b"")
+    except TimeoutError:
+        return False
+    except OSError:
+        return True
+
+
 def read_answer(sock: t.Any, timeout: float, *, until_closed: bool = False) -> bytes:
     """What the server sends on ``sock`` until it closes it, a read times out, or (unless
     ``until_closed``) one final answer is whole; interim ``100 Continue`` answers stay in

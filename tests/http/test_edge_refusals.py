@@ -5,7 +5,6 @@ but POST on the admission paths, and a 415 for a body that is not UTF-8 JSON as 
 from __future__ import annotations
 
 import gzip
-import socket
 import threading
 import time
 import typing as t
@@ -14,7 +13,7 @@ import urllib.request
 import orjson
 import pytest
 from conftest import ServerProcess, job_body, start_server
-from faults import HOST, read_answer, silent, tls
+from faults import HOST, closed_by_server, read_answer, silent, tls
 from flask.testing import FlaskClient
 
 from webhook.server.connections import ConnectionLimits
@@ -22,17 +21,6 @@ from webhook.server.framing import Framing, Progress
 from webhook.server.probes import ProbeServer, create_probe_app
 
 Json = dict[str, t.Any]
-
-
-def closed_by_server(sock: socket.socket, timeout: float) -> bool:
-    """Whether the server closes ``sock`` within ``timeout`` (a reset counts)."""
-    sock.settimeout(timeout)
-    try:
-        return sock.recv(1) == b""
-    except TimeoutError:
-        return False
-    except OSError:
-        return True
 
 
 def get(port: int, path: str, timeout: float) -> int:

@@ -24,6 +24,7 @@ from faults import (
     LatencyProbe,
     Pressure,
     ReviewClient,
+    closed_by_server,
     partial_head,
     partial_hello,
     partial_line,
@@ -226,13 +227,3 @@ def test_at_max_connections_the_longest_waiting_connection_makes_room(tmp_path: 
         for sock in held:
             sock.close()
         assert server.stop() == 0
-
-
-def closed_by_server(sock: t.Any, timeout: float = 0.1) -> bool:
-    sock.settimeout(timeout)
-    try:
-        return sock.recv(1) == b""
-    except TimeoutError:
-        return False
-    except OSError:
-        return True  # reset
