@@ -186,19 +186,25 @@ def test_expect_100_continue_gets_no_100_when_the_request_is_refused(
 
 
 @pytest.mark.slow
-def test_a_gzip_body_sent_whole_is_a_415_on_the_wire(edge_server: ServerProcess) -> None:
+def test_a_gzip_body_sent_whole_is_a_415_on_the_wire_and_the_connection_goes_on(
+    edge_server: ServerProcess,
+) -> None:
+    """Its body was read whole, so the next review on the same connection is answered."""
     packed = gzip.compress(BODY)
+    plain = expect_head("POST", "/validate", len(BODY)).replace(b"Expect: 100-continue\r\n", b"")
     head = expect_head("POST", "/validate", len(packed), "Content-Encoding: gzip").replace(
         b"Expect: 100-continue\r\n", b""
     )
     sock = tls(edge_server.port, edge_server.ca_file)
     try:
         sock.sendall(head + packed)
-        data = read_answer(sock, timeout=3.0)
+        refused = read_answer(sock, timeout=3.0)
+        sock.sendall(plain + BODY)
+        answered = read_answer(sock, timeout=3.0)
     finally:
         sock.close()
-    assert data.startswith(b"HTTP/1.1 415 "), data[:300]
-    assert b"Connection: close" in data.partition(b"\r\n\r\n")[0]
+    assert refused.startswith(b"HTTP/1.1 415 "), refused[:300]
+    assert answered.startswith(b"HTTP/1.1 200 "), answered[:300]
 
 
 # -------------------------------------------------------------- methods and codings, in-process
@@ -262,8 +268,16 @@ def test_a_body_that_is_not_utf8_json_as_it_stands_is_a_415(
 FRAMING_HEAD: t.Final = b"POST /validate HTTP/1.1\r\nHost: wasp\r\nContent-Type: application/json\r\n"
 HEADS: t.Final[list[tuple[bytes, Progress]]] = [
     (FRAMING_HEAD + b"Content-Length: 5\r\nExpect: 100-continue\r\n\r\n", Progress.BODY),
-    (FRAMING_HEAD + b"Content-Length: 5\r\nContent-Encoding: gzip\r\n\r\n", Progress.REFUSE),
-    (FRAMING_HEAD.replace(b"json", b"json; charset=utf-16") + b"Content-Length: 5\r\n\r\n", Progress.REFUSE),
+    (
+        FRAMING_HEAD + b"Content-Length: 5\r\nExpect: 100-continue\r\nContent-Encoding: gzip\r\n\r\n",
+        Progress.REFUSE,
+    ),
+    (
+        FRAMING_HEAD.replace(b"json", b"json; charset=utf-16")
+        + b"Content-Length: 5\r\nExpect: 100-continue\r\n\r\n",
+        Progress.REFUSE,
+    ),
+    (FRAMING_HEAD + b"Content-Length: 5\r\nContent-Encoding: gzip\r\n\r\n", Progress.BODY),
     (
         FRAMING_HEAD.replace(b"POST", b"PUT") + b"Content-Length: 5\r\nExpect: 100-continue\r\n\r\n",
         Progress.REFUSE,
@@ -272,8 +286,9 @@ HEADS: t.Final[list[tuple[bytes, Progress]]] = [
 ]
 HEAD_IDS: t.Final = [
     "a POST expecting 100-continue waits for its body",
-    "a gzip coding is refused from the head",
-    "a UTF-16 charset is refused from the head",
+    "a gzip coding expecting 100-continue is refused from the head",
+    "a UTF-16 charset expecting 100-continue is refused from the head",
+    "a gzip body without Expect is framed (and answered 415 once whole, by the view)",
     "a PUT expecting 100-continue is refused from the head",
     "a PUT with a body and no Expect is framed (and answered 405 once whole)",
 ]

@@ -225,8 +225,8 @@ def _admission_view(state: WaspState, endpoint: str, handler: Handler) -> t.Call
         http_status = 200
         try:
             environ = request.environ  # once: each access goes through werkzeug's proxy
-            # Judged from the head, before the body is read: the worker's loop hands such a
-            # request on as soon as its head arrives (webhook.server.framing).
+            # Judged from the head, before the body is read (a client waiting for a 100 Continue
+            # was handed on by the worker's loop as soon as its head arrived: framing.py).
             coding = body_coding_problem(
                 environ.get("CONTENT_TYPE") or "", environ.get("HTTP_CONTENT_ENCODING") or ""
             )

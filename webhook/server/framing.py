@@ -7,9 +7,9 @@ body have all arrived. This scanner answers only that: it reads the head far eno
 still parses the request, in the thread, from the bytes this let through.
 
 Anything this cannot frame (a head past ``max_head`` bytes, a bad chunk size, conflicting
-lengths, a body declared or sent past ``max_body``), and a head that already says the request
-will be refused (a body wasp cannot read as UTF-8 JSON, :func:`body_coding_problem`; a body
-offered with ``Expect: 100-continue`` to a method other than POST), is ``REFUSE``: the request
+lengths, a body declared or sent past ``max_body``), and a head with ``Expect: 100-continue``
+that already says the request will be refused (a body wasp cannot read as UTF-8 JSON,
+:func:`body_coding_problem`; a method other than POST), is ``REFUSE``: the request
 goes to a thread at once with what has arrived, where gunicorn's parser or the admission view
 finds the problem and answers it with a 4xx, and the connection closes after that answer. So
 a client waiting for ``100 Continue`` gets the refusal instead, never a 100 first. The scan
@@ -98,11 +98,15 @@ class Framing:
                 self.expect_continue = value.strip().lower() == b"100-continue"
             elif name in media:
                 media[name].append(value.strip())
-        content_type, encoding = (b",".join(media[n]).decode("latin-1") for n in media)
-        if (problem := body_coding_problem(content_type, encoding)) is not None:
-            return problem
-        if self.expect_continue and not lines[0].startswith(b"POST "):
-            return "only a POST request may send a body here"
+        if self.expect_continue:
+            # The client waits for a 100 before it sends the body: a request that will be
+            # refused gets the refusal instead. Every other request's coding and charset are
+            # judged once, by the admission view, after its body is in.
+            if not lines[0].startswith(b"POST "):
+                return "only a POST request may send a body here"
+            content_type, encoding = (b",".join(media[n]).decode("latin-1") for n in media)
+            if (problem := body_coding_problem(content_type, encoding)) is not None:
+                return problem
         if codings:
             if lengths or codings[-1] != b"chunked":
                 return "Transfer-Encoding must end with chunked and come without Content-Length"
