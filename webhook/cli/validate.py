@@ -10,6 +10,7 @@ object), nothing found with ``--fail-on-empty``, or an internal error (one line 
 from __future__ import annotations
 
 import gc
+import operator
 import os
 import sys
 import typing as t
@@ -101,10 +102,6 @@ def with_policy_options(f: t.Callable[..., t.Any]) -> t.Callable[..., t.Any]:
     for option in reversed(policy_options):
         f = option(f)
     return f
-
-
-def _file(record: checker.Record) -> str:
-    return record.file
 
 
 def _kinds(values: t.Sequence[str]) -> frozenset[str]:
@@ -281,7 +278,9 @@ def _validate(
             records = parallel.run(check, found.files, stdin=stdin, jobs=jobs)
             read: set[str] = set()
             try:
-                for record in in_order(found, records, checker.failed, _file, check.name):
+                for record in in_order(
+                    found, records, checker.failed, operator.attrgetter("file"), check.name
+                ):
                     summary.add(record)
                     read.add(record.file)
                     if record.input_error:
