@@ -22,6 +22,7 @@ from webhook.compiler.types import (
     Callback,
     DisruptionKind,
     DisruptionMode,
+    GangPolicy,
     PolicyKind,
     ResourceClaim,
     SchedulingConfig,
@@ -203,7 +204,7 @@ def config(
     if policy == "basic":
         pol = SchedulingPolicy.of_basic()
     elif policy == "gang":
-        pol = SchedulingPolicy.of_gang(min_count)
+        pol = SchedulingPolicy(gang=GangPolicy(min_count))
     elif policy is not None:
         raise ValueError(f"unknown policy {policy!r}")
     return SchedulingConfig(

@@ -668,7 +668,7 @@ def test_config_copy_is_deep_and_equal() -> None:
     assert clone == copy.deepcopy(original)
     assert clone.constraints is not original.constraints
     assert clone.resource_claims[0] is not original.resource_claims[0]
-    gang = SchedulingConfig(policy=SchedulingPolicy.of_gang(3))
+    gang = SchedulingConfig(policy=SchedulingPolicy(gang=GangPolicy(3)))
     gang_clone = gang.copy()
     assert gang_clone.policy is not None and gang_clone.policy.gang is not None
     gang_clone.policy.gang.min_count = 9

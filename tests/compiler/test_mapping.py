@@ -24,6 +24,7 @@ from tests.builders import (
 )
 from webhook.compiler import (
     DisruptionMode,
+    GangPolicy,
     ResourceClaim,
     SchedulingConfig,
     SchedulingConstraints,
@@ -69,7 +70,7 @@ CASES = [
     Case(
         "row-54: an empty policy lets the default gang 4 survive",
         lambda: resolve(leaf(policy={}, default=config("gang", 4))).policy,
-        SchedulingPolicy.of_gang(4),
+        SchedulingPolicy(gang=GangPolicy(4)),
     ),
     Case(
         "row-54: empty constraints let the default topology survive",
@@ -86,12 +87,16 @@ CASES = [
         lambda: (
             resolve(composite("r", leaf("a", path=child(0)), policy={}, default=config("gang", 2))).policy
         ),
-        SchedulingPolicy.of_gang(2),
+        SchedulingPolicy(gang=GangPolicy(2)),
     ),
     # ---------------------------------------------------------------- policy
     Case("basic maps to basic", lambda: leaf_policy(basic()), SchedulingPolicy.of_basic()),
-    Case("gang with minCount 3 maps to gang 3", lambda: leaf_policy(gang(3)), SchedulingPolicy.of_gang(3)),
-    Case("gang{} keeps a nil minCount", lambda: leaf_policy(gang()), SchedulingPolicy.of_gang(None)),
+    Case(
+        "gang with minCount 3 maps to gang 3",
+        lambda: leaf_policy(gang(3)),
+        SchedulingPolicy(gang=GangPolicy(3)),
+    ),
+    Case("gang{} keeps a nil minCount", lambda: leaf_policy(gang()), SchedulingPolicy(gang=GangPolicy(None))),
     Case(
         "a policy with basic and gang maps to basic (checked first)",
         lambda: leaf_policy({"basic": {}, "gang": {"minCount": 2}}),
@@ -100,23 +105,23 @@ CASES = [
     Case(
         "a composite gang carries minGroupCount in the gang count",
         lambda: composite_policy(cgang(5)),
-        SchedulingPolicy.of_gang(5),
+        SchedulingPolicy(gang=GangPolicy(5)),
     ),
     Case(
         "a composite gang ignores a leaf minCount",
         lambda: composite_policy(gang(5)),
-        SchedulingPolicy.of_gang(None),
+        SchedulingPolicy(gang=GangPolicy(None)),
     ),
     Case(
         "a null member is unset (Go decoder)",
         lambda: leaf_policy({"basic": None, "gang": {"minCount": 1}}),
-        SchedulingPolicy.of_gang(1),
+        SchedulingPolicy(gang=GangPolicy(1)),
     ),
     Case("a policy of the wrong JSON type maps to unset", lambda: leaf_policy("gang"), None),
     Case(
         "a boolean minCount is not a number",
         lambda: leaf_policy({"gang": {"minCount": True}}),
-        SchedulingPolicy.of_gang(None),
+        SchedulingPolicy(gang=GangPolicy(None)),
     ),
     # ---------------------------------------------------------------- constraints and disruption
     Case(
@@ -150,7 +155,7 @@ CASES = [
             )
         ),
         SchedulingConfig(
-            policy=SchedulingPolicy.of_gang(2),
+            policy=SchedulingPolicy(gang=GangPolicy(2)),
             constraints=SchedulingConstraints([TopologyConstraint("z")]),
             disruption_mode=DisruptionMode(all=True),
             resource_claims=[ResourceClaim("c", "r")],
@@ -173,7 +178,7 @@ CASES = [
             )
         ),
         SchedulingConfig(
-            policy=SchedulingPolicy.of_gang(3),
+            policy=SchedulingPolicy(gang=GangPolicy(3)),
             constraints=SchedulingConstraints([TopologyConstraint("rack")]),
             disruption_mode=DisruptionMode(single=True),
         ),
@@ -187,13 +192,13 @@ CASES = [
     Case(
         "a user gang{} replaces a default gang 4 as a whole",
         lambda: resolve(leaf(policy=gang(), default=config("gang", 4))).policy,
-        SchedulingPolicy.of_gang(None),
+        SchedulingPolicy(gang=GangPolicy(None)),
     ),
     Case(
         "the merge is field by field",
         lambda: resolve(leaf(constraints=topology("z"), default=config("gang", 4, disruption="all"))),
         SchedulingConfig(
-            policy=SchedulingPolicy.of_gang(4),
+            policy=SchedulingPolicy(gang=GangPolicy(4)),
             constraints=SchedulingConstraints([TopologyConstraint("z")]),
             disruption_mode=DisruptionMode(all=True),
         ),
@@ -228,4 +233,4 @@ def test_callbacks_see_copies_never_the_callers_objects() -> None:
     resolve(item)
     resolve(item)
     assert (blocks, default) == before
-    assert resolve(leaf(default=default)).policy == SchedulingPolicy.of_gang(4)
+    assert resolve(leaf(default=default)).policy == SchedulingPolicy(gang=GangPolicy(4))

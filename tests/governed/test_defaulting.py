@@ -91,7 +91,7 @@ def with_defaults(base: Path, rules: list[Json], tmp: Path) -> Path:
 def job_policies(rules: list[Json], tmp: Path, *, gates: FeatureGates | None = None) -> PolicySet:
     # Same metadata.name as the built-in, so the rules replace it (PolicySet docs).
     ps = PolicySet.load([with_defaults(BATCH_JOB, rules, tmp)])
-    return ps if gates is None else ps.with_gates(gates)
+    return ps if gates is None else PolicySet(ps.policies, gates=gates)
 
 
 GANG: Json = {"gang": {}}

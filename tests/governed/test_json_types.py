@@ -596,7 +596,7 @@ NAMED = [
 
 @pytest.mark.parametrize("row", NAMED, ids=[r.id for r in NAMED])
 def test_named_rows(row: Named, structural_engine: str) -> None:
-    policies = P.with_gates(FeatureGates.parse(row.gates)) if row.gates else P
+    policies = PolicySet(P.policies, gates=FeatureGates.parse(row.gates)) if row.gates else P
     _check(row.new, row.old, row.errors, policies)
 
 

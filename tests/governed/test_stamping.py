@@ -292,7 +292,7 @@ def test_pods_are_stamped_on_create_only(policies: PolicySet) -> None:
 
 
 def test_nothing_is_stamped_when_generic_workload_is_off(policies: PolicySet) -> None:
-    off = policies.with_gates(FeatureGates(frozenset({"WorkloadWithJob"})))
+    off = PolicySet(policies.policies, gates=FeatureGates(frozenset({"WorkloadWithJob"})))
     result = mutate_object(pod(owner()), off, operation="CREATE")
     assert result.patch == []
     assert any("GenericWorkload" in w for w in result.warnings)
@@ -313,7 +313,7 @@ def test_nothing_is_stamped_for_a_composite_tree_while_the_composite_gate_is_off
 ) -> None:
     # The reconciler creates no group of a composite tree without the gate (the apiserver
     # forbids compositePodGroupTemplates): a name stamped now would name a group nobody creates.
-    off = policies.with_gates(DEFAULT_GATES)
+    off = PolicySet(policies.policies, gates=DEFAULT_GATES)
     result = mutate_object(make(), off, operation="CREATE")
     assert result.patch == []
     assert any("CompositePodGroup" in w and "not stamped" in w for w in result.warnings)

@@ -108,7 +108,7 @@ def test_what_wasp_does_not_govern_is_allowed_without_work(
 def test_warnings_are_returned_with_an_allowed_answer(client: FlaskClient, policies: PolicySet) -> None:
     gated = create_app(
         Settings(cert_file=Path("unused"), key_file=Path("unused")),
-        policies=policies.with_gates(policies.gates.parse("WorkloadWithJob=false")),
+        policies=PolicySet(policies.policies, gates=policies.gates.parse("WorkloadWithJob=false")),
         reloader=CertReloader(Path("unused"), Path("unused")),
     ).test_client()
     response = response_of(post(gated, "/validate", build_review(job(min_count=4), uid="u"))[1])

@@ -263,7 +263,9 @@ def test_several_jobs_on_one_delegated_template_are_refused_with_a_reason(delega
 
 
 def test_delegation_falls_back_to_stamping_when_the_job_gate_is_off(delegating: PolicySet) -> None:
-    off = delegating.with_gates(FeatureGates.parse("CompositePodGroup=true,WorkloadWithJob=false"))
+    off = PolicySet(
+        delegating.policies, gates=FeatureGates.parse("CompositePodGroup=true,WorkloadWithJob=false")
+    )
     chain = Chain(off)
     for job in jobset_jobs(chain, chain.create(jobset(("workers", 1, 2)))):
         assert GROUP_TEMPLATE_NAME not in job["metadata"]["annotations"]

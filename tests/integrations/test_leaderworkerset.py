@@ -283,7 +283,9 @@ def test_before_the_cache_has_listed_a_member_pod_is_refused_as_retriable(polici
 def test_with_the_generic_workload_gate_off_no_lookup_is_made_and_nothing_is_denied(
     policies: PolicySet,
 ) -> None:
-    gated = watched(policies, synced=False).with_gates(FeatureGates.parse("GenericWorkload=false"))
+    gated = PolicySet(
+        watched(policies, synced=False).policies, gates=FeatureGates.parse("GenericWorkload=false")
+    )
     mutation = mutate_object(_pod(MEMBER), gated, operation="CREATE")  # an unsynced cache would raise
     assert (mutation.patch, [("feature gate GenericWorkload is off" in w) for w in mutation.warnings]) == (
         [],

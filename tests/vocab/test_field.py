@@ -21,7 +21,6 @@ from webhook.vocab.field import (
     invalid,
     not_supported,
     required,
-    too_long,
     too_many,
     type_invalid,
 )
@@ -83,11 +82,6 @@ RENDERED = [
         "spec.scheduling.topology: Too many: 2: must have at most 1 item",
     ),
     ("too many without a count", too_many(S, -1, 4), "spec.scheduling: Too many: must have at most 4 items"),
-    (
-        "too long omits the value",
-        too_long(S.child("name"), 63),
-        "spec.scheduling.name: Too long: may not be more than 63 bytes",
-    ),
     (
         "duplicate",
         duplicate(S.child("resourceClaims").index(1), {"name": "a"}),

@@ -64,16 +64,6 @@ Step = t.Literal[
     "rewrite-bundle",
 ]
 
-SECRET_KEYS: t.Final = (
-    "ca.crt",
-    "ca.key",
-    "tls.crt",
-    "tls.key",
-    "ca-bundle.crt",
-    "next-ca.crt",
-    "next-ca.key",
-)
-
 
 @dataclass(frozen=True, slots=True)
 class Material:

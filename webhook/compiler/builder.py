@@ -141,10 +141,6 @@ class Builder:
         builder._existing = copy.deepcopy(dict(workload))
         return builder
 
-    @property
-    def is_existing(self) -> bool:
-        return self._existing is not None
-
     def validate(self, old_root: WorkloadItem | None = None) -> list[FieldError]:
         """Every error in the tree (upstream ``Validate``); ``old_root`` set means UPDATE.
 

@@ -68,10 +68,6 @@ class SchedulingPolicy:
     def of_basic(cls) -> SchedulingPolicy:
         return cls(basic=True)
 
-    @classmethod
-    def of_gang(cls, min_count: int | None = None) -> SchedulingPolicy:
-        return cls(gang=GangPolicy(min_count))
-
     def copy(self) -> SchedulingPolicy:
         return SchedulingPolicy(self.basic, None if self.gang is None else GangPolicy(self.gang.min_count))
 

@@ -241,7 +241,3 @@ class Policy:
 
     def node(self, node_id: str) -> NodeSpec | None:
         return next((n for n in self.root.walk() if n.id == node_id), None)
-
-    def governs(self, api_version: str, kind: str) -> bool:
-        group, _, version = api_version.rpartition("/")
-        return group == self.group and version in self.versions and kind == self.kind

@@ -79,9 +79,6 @@ class PolicySet:
             return None
         return self.for_kind(api_version, kind)
 
-    def with_gates(self, gates: FeatureGates) -> PolicySet:
-        return PolicySet(self.policies, gates=gates, notes=self.notes)
-
     def with_enforcement(self, enforcement: Enforcement | None) -> PolicySet:
         """Every policy with ``enforcement`` in place of its own ``spec.enforcement`` (the
         ``--enforcement`` flag of ``wasp serve`` and ``wasp validate``); ``None`` keeps them."""

@@ -31,7 +31,6 @@ __all__ = [
     "invalid",
     "not_supported",
     "required",
-    "too_long",
     "too_many",
     "type_invalid",
 ]
@@ -333,14 +332,6 @@ def too_many(path: FieldPath, actual: int, limit: int, *, origin: str = "maxItem
     else:
         detail = "has too many items"
     return FieldError(ErrorType.TOO_MANY, path, actual if actual >= 0 else OMIT, detail, origin)
-
-
-def too_long(path: FieldPath, limit: int, *, origin: str = "maxLength") -> FieldError:
-    if limit >= 0:
-        detail = f"may not be more than {limit} {'byte' if limit == 1 else 'bytes'}"
-    else:
-        detail = "value is too long"
-    return FieldError(ErrorType.TOO_LONG, path, "<value omitted>", detail, origin)
 
 
 def internal_error(path: FieldPath, message: str) -> FieldError:
