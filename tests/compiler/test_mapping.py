@@ -30,15 +30,16 @@ from webhook.compiler import (
     SchedulingConstraints,
     SchedulingPolicy,
     TopologyConstraint,
-    resolve,
+    resolve_scheduling_config,
 )
 from webhook.compiler.mapconfig import (
-    map_composite,
-    map_constraints,
+    map_composite_group_input,
+    map_composite_scheduling_policy,
     map_disruption_mode,
-    map_leaf,
-    map_policy,
     map_resource_claims,
+    map_scheduling_policy,
+    map_topology_constraints,
+    map_workload_input,
 )
 
 
@@ -50,42 +51,52 @@ class Case:
 
 
 def leaf_policy(value: object) -> SchedulingPolicy | None:
-    return map_policy(value, count_field="minCount")
+    return map_scheduling_policy(value)
 
 
 def composite_policy(value: object) -> SchedulingPolicy | None:
-    return map_policy(value, count_field="minGroupCount")
+    return map_composite_scheduling_policy(value)
 
 
 CASES = [
     # ---------------------------------------------------------------- row 54: empty unions are unset
     Case("row-54: an empty policy maps to unset", lambda: leaf_policy({}), None),
-    Case("row-54: an empty constraints block maps to unset", lambda: map_constraints({}), None),
+    Case("row-54: an empty constraints block maps to unset", lambda: map_topology_constraints({}), None),
     Case(
         "row-54: constraints with an empty topology list map to unset",
-        lambda: map_constraints(topology()),
+        lambda: map_topology_constraints(topology()),
         None,
     ),
     Case("row-54: an empty disruption mode maps to unset", lambda: map_disruption_mode({}), None),
     Case(
         "row-54: an empty policy lets the default gang 4 survive",
-        lambda: resolve(leaf(policy={}, default=config("gang", 4))).policy,
+        lambda: resolve_scheduling_config(leaf(policy={}, default=config("gang", 4))).policy,
         SchedulingPolicy(gang=GangPolicy(4)),
     ),
     Case(
         "row-54: empty constraints let the default topology survive",
-        lambda: resolve(leaf(constraints=topology(), default=config(topology=["zone"]))).constraints,
+        lambda: (
+            resolve_scheduling_config(
+                leaf(constraints=topology(), default=config(topology=["zone"]))
+            ).constraints
+        ),
         SchedulingConstraints([TopologyConstraint("zone")]),
     ),
     Case(
         "row-54: an empty disruption mode lets the default single survive",
-        lambda: resolve(leaf(disruption={}, default=config(disruption="single"))).disruption_mode,
+        lambda: (
+            resolve_scheduling_config(
+                leaf(disruption={}, default=config(disruption="single"))
+            ).disruption_mode
+        ),
         DisruptionMode(single=True),
     ),
     Case(
         "row-54: an empty composite policy lets the default composite gang survive",
         lambda: (
-            resolve(composite("r", leaf("a", path=child(0)), policy={}, default=config("gang", 2))).policy
+            resolve_scheduling_config(
+                composite("r", leaf("a", path=child(0)), policy={}, default=config("gang", 2))
+            ).policy
         ),
         SchedulingPolicy(gang=GangPolicy(2)),
     ),
@@ -126,7 +137,7 @@ CASES = [
     # ---------------------------------------------------------------- constraints and disruption
     Case(
         "only key is copied from a topology entry",
-        lambda: map_constraints({"topology": [{"key": "zone", "extra": 1}]}),
+        lambda: map_topology_constraints({"topology": [{"key": "zone", "extra": 1}]}),
         SchedulingConstraints([TopologyConstraint("zone")]),
     ),
     Case("single maps to single", lambda: map_disruption_mode(mode("single")), DisruptionMode(single=True)),
@@ -146,7 +157,7 @@ CASES = [
     # ---------------------------------------------------------------- slots
     Case(
         "a leaf maps its leaf slots",
-        lambda: map_leaf(
+        lambda: map_workload_input(
             leaf_input(
                 policy=gang(2),
                 constraints=topology("z"),
@@ -163,12 +174,12 @@ CASES = [
     ),
     Case(
         "a leaf ignores composite slot data",
-        lambda: map_leaf(leaf_input(composite_policy=cgang(2), composite_disruption=mode("all"))),
+        lambda: map_workload_input(leaf_input(composite_policy=cgang(2), composite_disruption=mode("all"))),
         SchedulingConfig(),
     ),
     Case(
         "a composite maps only its composite slots and never claims",
-        lambda: map_composite(
+        lambda: map_composite_group_input(
             composite_input(
                 policy=cgang(3),
                 constraints=topology("rack"),
@@ -185,25 +196,33 @@ CASES = [
     ),
     Case(
         "priorityClassName never comes from the input",
-        lambda: map_leaf(leaf_input(policy={"basic": {}, "priorityClassName": "x"})).priority_class_name,
+        lambda: (
+            map_workload_input(leaf_input(policy={"basic": {}, "priorityClassName": "x"})).priority_class_name
+        ),
         "",
     ),
     # ---------------------------------------------------------------- resolution (docs/design.md §6.4)
     Case(
         "a user gang{} replaces a default gang 4 as a whole",
-        lambda: resolve(leaf(policy=gang(), default=config("gang", 4))).policy,
+        lambda: resolve_scheduling_config(leaf(policy=gang(), default=config("gang", 4))).policy,
         SchedulingPolicy(gang=GangPolicy(None)),
     ),
     Case(
         "the merge is field by field",
-        lambda: resolve(leaf(constraints=topology("z"), default=config("gang", 4, disruption="all"))),
+        lambda: resolve_scheduling_config(
+            leaf(constraints=topology("z"), default=config("gang", 4, disruption="all"))
+        ),
         SchedulingConfig(
             policy=SchedulingPolicy(gang=GangPolicy(4)),
             constraints=SchedulingConstraints([TopologyConstraint("z")]),
             disruption_mode=DisruptionMode(all=True),
         ),
     ),
-    Case("no default and no input resolve to an empty config", lambda: resolve(leaf()), SchedulingConfig()),
+    Case(
+        "no default and no input resolve to an empty config",
+        lambda: resolve_scheduling_config(leaf()),
+        SchedulingConfig(),
+    ),
 ]
 
 
@@ -230,7 +249,7 @@ def test_callbacks_see_copies_never_the_callers_objects() -> None:
     item = leaf(
         policy=blocks[0], constraints=blocks[1], claims=blocks[2], default=default, callbacks=[vandal]
     )
-    resolve(item)
-    resolve(item)
+    resolve_scheduling_config(item)
+    resolve_scheduling_config(item)
     assert (blocks, default) == before
-    assert resolve(leaf(default=default)).policy == SchedulingPolicy(gang=GangPolicy(4))
+    assert resolve_scheduling_config(leaf(default=default)).policy == SchedulingPolicy(gang=GangPolicy(4))

@@ -15,8 +15,8 @@ import pytest
 from tests.builders import leaf
 from tests.declarative.limits import poisoned, seen, too_many, topology
 from webhook.compiler import Builder, BuildOptions, DisruptionKind, PolicyKind, TopologyConstraint
-from webhook.compiler.builder import compile_template
-from webhook.compiler.mapconfig import map_constraints, map_resource_claims
+from webhook.compiler.builder import compile_pod_group_template
+from webhook.compiler.mapconfig import map_resource_claims, map_topology_constraints
 from webhook.declarative import BlockType, validate_block
 from webhook.governed.validation import validate_object
 from webhook.policy import PolicySet
@@ -273,7 +273,7 @@ def test_the_compilers_own_declarative_layer_reads_no_entry_past_the_limit() -> 
     ("got", "expected"),
     [
         pytest.param(
-            lambda: map_constraints({"topology": poisoned([{"key": "a"}, {"key": "b"}])}),
+            lambda: map_topology_constraints({"topology": poisoned([{"key": "a"}, {"key": "b"}])}),
             [TopologyConstraint("a"), TopologyConstraint("b")],
             id="topology: mapped up to one entry past its limit",
         ),
@@ -294,7 +294,7 @@ def test_an_over_limit_list_still_compiles_over_its_limit() -> None:
     # stays over the limit, so the apiserver refuses the Workload as it would the full list.
     item = leaf(policy=GANG, constraints={"topology": topology(1000)})
     assert seen(Builder(item, ALL).validate()) == [too_many(TOPOLOGY, 1000, 1)]
-    assert len(compile_template(item)["schedulingConstraints"]["topology"]) == 2
+    assert len(compile_pod_group_template(item)["schedulingConstraints"]["topology"]) == 2
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,9 @@
-"""Annotation keys for delegated children (upstream ``annotations.go``, docs/decisions.md §5)."""
+"""Annotation keys for delegated children (docs/decisions.md §5).
+
+Upstream declared them in ``workloadbuilder/annotations.go`` (``kubernetes/kubernetes`` staging at
+``91d980256a69``); at component-helpers ``1961876b9c57`` the library has no such file and the Job
+controller revision read takes ``GroupTemplateNameAnnotation`` from ``pkg/apis/scheduling``.
+"""
 
 from __future__ import annotations
 

@@ -1,9 +1,10 @@
-"""Resolution, compilation and the :class:`Builder` (upstream ``builder.go``).
+"""Compilation into templates and the :class:`Builder` (upstream ``builder.go``).
 
-Resolution of one node: a deep copy of its ``default_config`` (or an empty config), the
-mapped user blocks overlaid field by field (whole-field replacement: a user ``gang: {}``
-replaces a default ``gang: {minCount: 4}`` entirely), then the callbacks in order.
-Each node is resolved on its own; children inherit nothing from their parent.
+Function names follow upstream's (``compileWorkloadItemTree``, ``compilePodGroupTemplate``,
+``buildLeafTemplate``, ``compileSchedulingPolicy``, ``compileCompositePodGroupTemplate``, ...) in
+snake_case. Each node's effective configuration comes from
+:func:`~webhook.compiler.resolve.resolve_scheduling_config`; the Workload's identity and owner
+are set by :meth:`Builder.build_workload` (upstream ``build``).
 """
 
 from __future__ import annotations
@@ -12,9 +13,17 @@ import copy
 import typing as t
 
 from webhook.compiler import podgroup
-from webhook.compiler.resolve import resolve
-from webhook.compiler.tree import check_tree
-from webhook.compiler.types import BuildOptions, PolicyKind, SchedulingConfig, WorkloadItem
+from webhook.compiler.resolve import resolve_scheduling_config
+from webhook.compiler.tree import validate_workload_item_tree
+from webhook.compiler.types import (
+    BuildOptions,
+    DisruptionMode,
+    PolicyKind,
+    ResourceClaim,
+    SchedulingConfig,
+    SchedulingPolicy,
+    WorkloadItem,
+)
 from webhook.compiler.validate import validate_tree
 from webhook.vocab.errors import BuildError
 from webhook.vocab.field import FieldPath, internal_error
@@ -22,7 +31,14 @@ from webhook.vocab.field import FieldPath, internal_error
 if t.TYPE_CHECKING:
     from webhook.vocab.field import FieldError
 
-__all__ = ["API_VERSION", "Builder", "compile_template", "parse_group"]
+__all__ = [
+    "API_VERSION",
+    "Builder",
+    "compile_composite_pod_group_template",
+    "compile_pod_group_template",
+    "compile_workload_item_tree",
+    "parse_group",
+]
 
 API_VERSION: t.Final = "scheduling.k8s.io/v1beta1"
 # Deny-by-default allow-lists, no owner: what upstream gets from a zero BuildOptions.
@@ -31,59 +47,67 @@ DEFAULT_OPTIONS: t.Final = BuildOptions()
 Json = dict[str, t.Any]
 
 
-def _common_fields(cfg: SchedulingConfig, out: Json) -> None:
-    if cfg.constraints is not None and cfg.constraints.topology:
-        out["schedulingConstraints"] = {"topology": [{"key": c.key} for c in cfg.constraints.topology]}
-    kind = cfg.disruption_mode.kind() if cfg.disruption_mode is not None else None
-    if kind is not None:
-        out["disruptionMode"] = {kind.value: {}}
+def compile_workload_item_tree(root: WorkloadItem) -> Json:
+    """The WorkloadSpec templates ``root`` compiles to: one CompositePodGroupTemplate for a
+    composite root, one PodGroupTemplate for a leaf. Raises :class:`BuildError` on the first
+    problem (a tree problem, an unset gang count); the identity is :meth:`Builder.build_workload`'s."""
+    problem = validate_workload_item_tree(root)
+    if problem:
+        raise BuildError(problem)
+    if root.is_composite:
+        return {"compositePodGroupTemplates": [compile_composite_pod_group_template(root)]}
+    return {"podGroupTemplates": [compile_pod_group_template(root)]}
 
 
-def _compile_policy(cfg: SchedulingConfig, count_field: str, unset_message: str) -> Json:
-    """A nil or empty policy, or basic, compiles to basic; gang needs its count by now."""
-    policy = cfg.policy
-    if policy is None or policy.kind() is PolicyKind.BASIC:
-        return {"basic": {}}
-    assert policy.gang is not None
-    if policy.gang.min_count is None:
-        raise BuildError(unset_message)
-    return {"gang": {count_field: policy.gang.min_count}}
+def compile_pod_group_template(item: WorkloadItem) -> Json:
+    """A leaf ``item`` resolved (callbacks included) and compiled into one PodGroupTemplate dict."""
+    return build_leaf_template(item.name, resolve_scheduling_config(item))
 
 
-def _compile_leaf(item: WorkloadItem, cfg: SchedulingConfig) -> Json:
-    out: Json = {"name": item.name}
-    out["schedulingPolicy"] = _compile_policy(
-        cfg, "minCount", "gang scheduling requires minCount to be set after resolution"
-    )
-    _common_fields(cfg, out)
+def _topology(cfg: SchedulingConfig) -> Json | None:
+    if cfg.constraints is None or not cfg.constraints.topology:
+        return None
+    return {"topology": [{"key": c.key} for c in cfg.constraints.topology]}
+
+
+def build_leaf_template(name: str, cfg: SchedulingConfig) -> Json:
+    """A resolved config as one PodGroupTemplate dict, in the Kubernetes field order."""
+    out: Json = {"name": name, "schedulingPolicy": compile_scheduling_policy(cfg.policy)}
+    if (topology := _topology(cfg)) is not None:
+        out["schedulingConstraints"] = topology
     if cfg.resource_claims:
-        claims = []
-        for claim in cfg.resource_claims:
-            entry: Json = {"name": claim.name}
-            if claim.resource_claim_name is not None:
-                entry["resourceClaimName"] = claim.resource_claim_name
-            if claim.resource_claim_template_name is not None:
-                entry["resourceClaimTemplateName"] = claim.resource_claim_template_name
-            claims.append(entry)
-        out["resourceClaims"] = claims
-        # keep the Kubernetes field order: resourceClaims precedes disruptionMode
-        if "disruptionMode" in out:
-            out["disruptionMode"] = out.pop("disruptionMode")
+        out["resourceClaims"] = compile_resource_claims(cfg.resource_claims)
+    if cfg.disruption_mode is not None and (mode := compile_disruption_mode(cfg.disruption_mode)):
+        out["disruptionMode"] = mode
     if cfg.priority_class_name:
         out["priorityClassName"] = cfg.priority_class_name
     return out
 
 
-def _compile_composite(item: WorkloadItem, cfg: SchedulingConfig) -> Json:
-    out: Json = {"name": item.name}
-    out["schedulingPolicy"] = _compile_policy(
-        cfg, "minGroupCount", "composite gang scheduling requires minGroupCount to be set after resolution"
-    )
-    _common_fields(cfg, out)
+def compile_scheduling_policy(policy: SchedulingPolicy | None) -> Json:
+    """A nil or empty policy, or basic, compiles to basic; gang needs its minCount by now."""
+    if policy is None or policy.kind() is PolicyKind.BASIC:
+        return {"basic": {}}
+    assert policy.gang is not None
+    if policy.gang.min_count is None:
+        raise BuildError("gang scheduling requires minCount to be set after resolution")
+    return {"gang": {"minCount": policy.gang.min_count}}
+
+
+def compile_composite_pod_group_template(item: WorkloadItem) -> Json:
+    """A composite ``item`` resolved and compiled, its children recursively: composite children
+    become nested CompositePodGroupTemplates, leaf children PodGroupTemplates."""
+    cfg = resolve_scheduling_config(item)
+    out: Json = {"name": item.name, "schedulingPolicy": compile_composite_scheduling_policy(cfg.policy)}
+    if (topology := _topology(cfg)) is not None:
+        out["schedulingConstraints"] = topology
+    if cfg.disruption_mode is not None and (mode := compile_disruption_mode(cfg.disruption_mode)):
+        out["disruptionMode"] = mode
     if cfg.priority_class_name:
         out["priorityClassName"] = cfg.priority_class_name
-    leaves = [compile_template(c) for c in item.children if c is not None and not c.is_composite]
-    composites = [compile_template(c) for c in item.children if c is not None and c.is_composite]
+    children = [c for c in item.children if c is not None]
+    leaves = [compile_pod_group_template(c) for c in children if not c.is_composite]
+    composites = [compile_composite_pod_group_template(c) for c in children if c.is_composite]
     if leaves:
         out["podGroupTemplates"] = leaves
     if composites:
@@ -91,14 +115,33 @@ def _compile_composite(item: WorkloadItem, cfg: SchedulingConfig) -> Json:
     return out
 
 
-def compile_template(item: WorkloadItem) -> Json:
-    """``item`` (and its subtree) as a PodGroupTemplate or CompositePodGroupTemplate dict.
+def compile_composite_scheduling_policy(policy: SchedulingPolicy | None) -> Json:
+    """As :func:`compile_scheduling_policy`; the IR's gang count is the composite's minGroupCount."""
+    if policy is None or policy.kind() is PolicyKind.BASIC:
+        return {"basic": {}}
+    assert policy.gang is not None
+    if policy.gang.min_count is None:
+        raise BuildError("composite gang scheduling requires minGroupCount to be set after resolution")
+    return {"gang": {"minGroupCount": policy.gang.min_count}}
 
-    Raises :class:`BuildError` when a gang count is still unset after resolution. The tree
-    must already have passed :func:`~webhook.compiler.tree.check_tree`.
-    """
-    cfg = resolve(item)
-    return _compile_composite(item, cfg) if item.is_composite else _compile_leaf(item, cfg)
+
+def compile_disruption_mode(mode: DisruptionMode) -> Json | None:
+    """The mode's member (``all`` first, as upstream checks it); none set compiles to nothing.
+    Leaf and composite modes have the same JSON shape."""
+    kind = mode.kind()
+    return None if kind is None else {kind.value: {}}
+
+
+def compile_resource_claims(claims: list[ResourceClaim]) -> list[Json]:
+    out = []
+    for claim in claims:
+        entry: Json = {"name": claim.name}
+        if claim.resource_claim_name is not None:
+            entry["resourceClaimName"] = claim.resource_claim_name
+        if claim.resource_claim_template_name is not None:
+            entry["resourceClaimTemplateName"] = claim.resource_claim_template_name
+        out.append(entry)
+    return out
 
 
 def parse_group(api_version: object) -> str:
@@ -165,10 +208,7 @@ class Builder:
             return self._workload
         if self.root is None:
             raise BuildError("root workload item is nil")
-        problem = check_tree(self.root)
-        if problem:
-            raise BuildError(problem)
-        template = compile_template(self.root)
+        templates = compile_workload_item_tree(self.root)
         owner = self.options.owner
         if owner is None:
             raise BuildError("a Workload must be owned by its controller: BuildOptions.owner is required")
@@ -184,8 +224,7 @@ class Builder:
             controller_ref["apiGroup"] = group
         controller_ref["kind"] = owner.get("kind", "")
         controller_ref["name"] = owner.get("name", "")
-        spec: Json = {"controllerRef": controller_ref}
-        spec["compositePodGroupTemplates" if self.root.is_composite else "podGroupTemplates"] = [template]
+        spec: Json = {"controllerRef": controller_ref, **templates}
         self._workload = {"apiVersion": API_VERSION, "kind": "Workload", "metadata": metadata, "spec": spec}
         return self._workload
 

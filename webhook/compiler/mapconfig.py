@@ -1,4 +1,5 @@
-"""Map the user's building blocks (decoded JSON) into the IR (upstream ``mapconfig.go``).
+"""Map the user's building blocks (decoded JSON) into the IR (upstream ``mapconfig.go``:
+``mapWorkloadInput``, ``mapCompositeGroupInput``, ``mapSchedulingPolicy``, ... in snake_case).
 
 Upstream semantics, kept exactly:
 
@@ -37,8 +38,16 @@ from webhook.compiler.types import (
 from webhook.declarative import BlockType, block_schema
 
 __all__ = [
-    "disruption_kind", "map_composite", "map_constraints", "map_disruption_mode", "map_leaf", "map_policy", "policy_kind",
-]  # fmt: skip
+    "disruption_kind",
+    "map_composite_group_input",
+    "map_composite_scheduling_policy",
+    "map_disruption_mode",
+    "map_resource_claims",
+    "map_scheduling_policy",
+    "map_topology_constraints",
+    "map_workload_input",
+    "policy_kind",
+]
 
 
 def _mapped_entries(block: BlockType, *members: str) -> int:
@@ -65,7 +74,7 @@ def _int32(value: object) -> int | None:
 
 
 def policy_kind(value: object) -> PolicyKind | None:
-    """The kind :func:`map_policy` maps ``value`` to, without building it (``None``: unset)."""
+    """The kind :func:`map_scheduling_policy` maps ``value`` to, without building it (``None``: unset)."""
     if not isinstance(value, dict):
         return None
     if value.get("basic") is not None:
@@ -75,8 +84,17 @@ def policy_kind(value: object) -> PolicyKind | None:
     return None
 
 
-def map_policy(value: object, *, count_field: str) -> SchedulingPolicy | None:
-    """``{basic: {}}`` / ``{gang: {<count_field>: n}}`` → IR; no member set → ``None``."""
+def map_scheduling_policy(value: object) -> SchedulingPolicy | None:
+    """``{basic: {}}`` / ``{gang: {minCount: n}}`` → IR; no member set → ``None``."""
+    return _map_policy(value, "minCount")
+
+
+def map_composite_scheduling_policy(value: object) -> SchedulingPolicy | None:
+    """``{basic: {}}`` / ``{gang: {minGroupCount: n}}`` → IR (the count travels in ``Gang.min_count``)."""
+    return _map_policy(value, "minGroupCount")
+
+
+def _map_policy(value: object, count_field: str) -> SchedulingPolicy | None:
     kind = policy_kind(value)
     if kind is None:
         return None
@@ -87,7 +105,8 @@ def map_policy(value: object, *, count_field: str) -> SchedulingPolicy | None:
     return SchedulingPolicy(False, GangPolicy(count))
 
 
-def map_constraints(value: object) -> SchedulingConstraints | None:
+def map_topology_constraints(value: object) -> SchedulingConstraints | None:
+    """Topology keys → IR; leaf and composite constraints (upstream's two mappers) share it."""
     if not isinstance(value, dict):
         return None
     topology = value.get("topology")
@@ -140,20 +159,20 @@ def map_resource_claims(value: object) -> list[ResourceClaim]:
     return claims
 
 
-def map_leaf(inp: WorkloadInput) -> SchedulingConfig:
+def map_workload_input(inp: WorkloadInput) -> SchedulingConfig:
     """The leaf slots of ``inp`` as a partial config (unset fields are ``None``/empty)."""
     return SchedulingConfig(
-        map_policy(inp.policy.leaf, count_field="minCount"),
-        map_constraints(inp.constraints.leaf),
+        map_scheduling_policy(inp.policy.leaf),
+        map_topology_constraints(inp.constraints.leaf),
         map_disruption_mode(inp.disruption_mode.leaf),
         map_resource_claims(inp.resource_claims.leaf),
     )
 
 
-def map_composite(inp: WorkloadInput) -> SchedulingConfig:
+def map_composite_group_input(inp: WorkloadInput) -> SchedulingConfig:
     """The composite slots of ``inp``; ``minGroupCount`` travels in ``Gang.min_count``."""
     return SchedulingConfig(
-        policy=map_policy(inp.policy.composite, count_field="minGroupCount"),
-        constraints=map_constraints(inp.constraints.composite),
+        policy=map_composite_scheduling_policy(inp.policy.composite),
+        constraints=map_topology_constraints(inp.constraints.composite),
         disruption_mode=map_disruption_mode(inp.disruption_mode.composite),
     )

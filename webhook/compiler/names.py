@@ -1,4 +1,11 @@
-"""Deterministic object names (upstream ``workloadbuilder/names.go``).
+"""Deterministic object names: the algorithms of the Job controller's ``computeWorkloadName``
+and ``computePodGroupName`` (``kubernetes/kubernetes`` ``pkg/controller/job/job_scheduling_manager.go``).
+
+At component-helpers ``1961876b9c57`` the library has no naming helper; for a while it had one
+(``workloadbuilder/names.go`` in ``kubernetes/kubernetes`` staging at ``903246fe``, with
+``GenerateWorkloadName`` / ``GeneratePodGroupName`` and their test vectors), which moved the
+controller's private copies out unchanged. wasp keeps that revision's names and its handling
+of empty inputs (a bare hash, where the controller would never pass an empty name).
 
 The algorithms are reproduced byte for byte so that wasp computes the same names that
 the in-tree controllers persist: 32-bit FNV-1a over the inputs, the decimal hash run

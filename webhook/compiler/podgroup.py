@@ -1,4 +1,6 @@
-"""Runtime groups materialised from a Workload's templates (upstream ``podgroup.go``).
+"""Runtime groups materialised from a Workload's templates (upstream ``podgroup.go``:
+``newPodGroup``, ``newCompositePodGroup``; :class:`TemplateIndex` is ``indexPodGroupTemplates``
+and ``indexCompositePodGroupTemplates`` in one walk).
 
 The PodGroup carries an inline copy of its template's policy, constraints, disruption
 mode, claims, priority class and priority; changing the PodGroup never touches the

@@ -1,4 +1,4 @@
-"""Resolution of one node's effective configuration (the resolution half of upstream ``builder.go``).
+"""Resolution of one node's effective configuration (upstream ``resolveSchedulingConfig`` in ``builder.go``).
 
 A deep copy of the node's ``default_config`` (or an empty config), the mapped user blocks
 overlaid field by field (whole-field replacement: a user ``gang: {}`` replaces a default
@@ -9,17 +9,17 @@ through here, so the allow-lists judge exactly what gets compiled.
 
 from __future__ import annotations
 
-from webhook.compiler.mapconfig import map_composite, map_leaf
+from webhook.compiler.mapconfig import map_composite_group_input, map_workload_input
 from webhook.compiler.types import SchedulingConfig, WorkloadItem
 
-__all__ = ["resolve"]
+__all__ = ["resolve_scheduling_config"]
 
 
-def resolve(item: WorkloadItem) -> SchedulingConfig:
+def resolve_scheduling_config(item: WorkloadItem) -> SchedulingConfig:
     """The effective config of ``item``: defaults, then user blocks, then callbacks."""
     # The mapped config is a fresh copy of the user's blocks, so it can be the result; each
     # field the user left unset takes a copy of the default's (whole-field replacement).
-    cfg = map_composite(item.input) if item.is_composite else map_leaf(item.input)
+    cfg = map_composite_group_input(item.input) if item.is_composite else map_workload_input(item.input)
     default = item.default_config
     if default is not None:
         if cfg.policy is None and default.policy is not None:

@@ -1,15 +1,17 @@
-"""The structural check of a WorkloadItem tree (``Validate`` step 4, and the first step of
-``BuildWorkload``). It runs even when declarative validation is disabled.
+"""The structural check of a WorkloadItem tree (upstream ``validateWorkloadItemTree`` and
+``validateItemInputUnion`` in ``validate.go``): ``Validate`` step 4 and the first step of
+``BuildWorkload``. It runs even when declarative validation is disabled.
 """
 
 from __future__ import annotations
 
 from webhook.compiler.types import WorkloadItem
 
-__all__ = ["check_tree"]
+__all__ = ["validate_item_input_union", "validate_workload_item_tree"]
 
 
-def _slot_problem(item: WorkloadItem) -> str | None:
+def validate_item_input_union(item: WorkloadItem) -> str | None:
+    """A leaf that fills composite slots, or a composite that fills leaf slots (``None``: neither)."""
     # WorkloadInput is a tuple of its four slots; each slot holds leaf and composite data.
     # A slot is filled when non-None, except that an empty claims list fills nothing.
     if item.children:
@@ -25,7 +27,7 @@ def _slot_problem(item: WorkloadItem) -> str | None:
     return None
 
 
-def check_tree(root: WorkloadItem) -> str | None:
+def validate_workload_item_tree(root: WorkloadItem) -> str | None:
     """The first structural problem of the tree, in pre-order, or ``None`` when it is sound.
 
     Problems: a nil node, an empty name, a name used twice anywhere in the tree, a node
@@ -42,7 +44,7 @@ def check_tree(root: WorkloadItem) -> str | None:
         if item.name in seen:
             return f"workload item name {item.name!r} is used more than once in the tree"
         seen.add(item.name)
-        problem = _slot_problem(item)
+        problem = validate_item_input_union(item)
         if problem:
             return problem
         # Reverse so the first child is examined first (pre-order).

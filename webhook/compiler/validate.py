@@ -1,4 +1,7 @@
-"""``Builder.validate`` (upstream ``validate.go``, generation G4).
+"""``Builder.validate`` (upstream ``Validate`` in ``validate.go``, generation G4).
+
+Function names follow upstream's in snake_case (``validateItem``, ``validateItemDeclarative``,
+``validateResourceClaims``, ``validateAllowedSchedulingPolicies``, ...).
 
 Steps, in order; the first four stop at their first problem:
 
@@ -14,8 +17,8 @@ Steps, in order; the first four stop at their first problem:
 
 from __future__ import annotations
 
-from webhook.compiler.resolve import resolve
-from webhook.compiler.tree import check_tree
+from webhook.compiler.resolve import resolve_scheduling_config
+from webhook.compiler.tree import validate_workload_item_tree
 from webhook.compiler.types import Block, BuildOptions, DisruptionKind, PolicyKind, WorkloadItem
 from webhook.declarative import NO_OLD, BlockType, validate_block
 from webhook.vocab.field import FieldError, FieldPath, internal_error, invalid
@@ -45,7 +48,7 @@ def validate_tree(
     if problem is not None:
         return [problem]
     errors: list[FieldError] = []
-    _validate_subtree(root, old_root, options, errors)
+    validate_item(root, old_root, options, errors)
     return errors
 
 
@@ -55,27 +58,37 @@ def _root_problem(root: WorkloadItem, old_root: WorkloadItem | None) -> FieldErr
         return internal_error(
             root.base_path, f"root workload item renamed from {old_root.name!r} to {root.name!r} on update"
         )
-    problem = check_tree(root)
+    problem = validate_workload_item_tree(root)
     return internal_error(root.base_path, problem) if problem else None
 
 
-def _validate_subtree(
+def validate_item(
     item: WorkloadItem, old: WorkloadItem | None, options: BuildOptions, errors: list[FieldError]
 ) -> None:
-    errors.extend(_validate_node(item, old, options))
+    """The errors of ``item`` (declarative layer, allow-lists, cross-field rule), then of its children."""
+    if not options.disable_declarative_validation:
+        errors.extend(validate_item_declarative(item, old))
+    cfg = resolve_scheduling_config(item)
+    # An unset policy compiles to Basic, so it is checked as Basic.
+    policy = cfg.policy.kind() if cfg.policy is not None else PolicyKind.BASIC
+    disruption = cfg.disruption_mode.kind() if cfg.disruption_mode is not None else None
+    errors.extend(validate_allowed_scheduling_policies(item, policy, options))
+    errors.extend(validate_allowed_disruption_modes(item, disruption, options))
+    errors.extend(validate_disruption_mode_compatible_with_scheduling_policy(item, policy, disruption))
     if not item.children:
         return
     old_children = {c.name: c for c in (old.children if old is not None else ()) if c is not None}
     for child in item.children:
         if child is not None:
-            _validate_subtree(child, old_children.get(child.name), options, errors)
+            validate_item(child, old_children.get(child.name), options, errors)
 
 
 def _path(item: WorkloadItem, block: Block) -> FieldPath:
     return item.base_path.child(*block.path_elements)
 
 
-def _declarative(item: WorkloadItem, old: WorkloadItem | None) -> list[FieldError]:
+def validate_item_declarative(item: WorkloadItem, old: WorkloadItem | None) -> list[FieldError]:
+    """The structural layer on the node's blocks (leaf or composite set), ratcheted on update."""
     errors: list[FieldError] = []
     composite = item.is_composite
     for attr, block_type in _COMPOSITE_BLOCKS if composite else _LEAF_BLOCKS:
@@ -92,11 +105,11 @@ def _declarative(item: WorkloadItem, old: WorkloadItem | None) -> list[FieldErro
                 old_value = previous
         errors.extend(validate_block(block_type, new_value, _path(item, block), old=old_value))
     if not composite:
-        errors.extend(_declarative_claims(item, old))
+        errors.extend(validate_resource_claims(item, old))
     return errors
 
 
-def _declarative_claims(item: WorkloadItem, old: WorkloadItem | None) -> list[FieldError]:
+def validate_resource_claims(item: WorkloadItem, old: WorkloadItem | None) -> list[FieldError]:
     block = item.input.resource_claims
     new_claims = block.leaf if isinstance(block.leaf, list) else []
     old_claims = old.input.resource_claims.leaf if old is not None else None
@@ -117,46 +130,38 @@ def _declarative_claims(item: WorkloadItem, old: WorkloadItem | None) -> list[Fi
     return errors
 
 
-def _validate_node(item: WorkloadItem, old: WorkloadItem | None, options: BuildOptions) -> list[FieldError]:
-    """The errors of one node (not its children): declarative layer, allow-lists, cross-field rule."""
-    errors: list[FieldError] = []
-    if not options.disable_declarative_validation:
-        errors.extend(_declarative(item, old))
-    cfg = resolve(item)
-    # An unset policy compiles to Basic, so it is checked as Basic.
-    policy = cfg.policy.kind() if cfg.policy is not None else PolicyKind.BASIC
-    disruption = cfg.disruption_mode.kind() if cfg.disruption_mode is not None else None
-    errors.extend(_kind_errors(item, policy, disruption, options))
-    return errors
-
-
-def _kind_errors(
-    item: WorkloadItem, policy: PolicyKind, disruption: DisruptionKind | None, options: BuildOptions
+def validate_allowed_scheduling_policies(
+    item: WorkloadItem, policy: PolicyKind, options: BuildOptions
 ) -> list[FieldError]:
-    """The allow-lists and the basic+all rule, on the kinds of ``item``'s resolved config."""
-    errors: list[FieldError] = []
-    # Paths are built only for an error: this runs on every node of every review.
-    if policy not in options.allowed_policies:
-        errors.append(
-            forbidden_error(
-                _path(item, item.input.policy),
-                f"{policy.value} scheduling policy is not supported by this controller",
-            )
+    """The resolved policy outside the controller's allow-list is Forbidden at the policy path."""
+    if policy in options.allowed_policies:
+        return []
+    message = f"{policy.value} scheduling policy is not supported by this controller"
+    return [forbidden_error(_path(item, item.input.policy), message)]
+
+
+def validate_allowed_disruption_modes(
+    item: WorkloadItem, disruption: DisruptionKind | None, options: BuildOptions
+) -> list[FieldError]:
+    """The resolved disruption mode outside the allow-list is Forbidden at the disruption path."""
+    if disruption is None or disruption in options.allowed_disruption_modes:
+        return []
+    message = f"the disruptionMode `{disruption.value}` is not supported by this controller"
+    return [forbidden_error(_path(item, item.input.disruption_mode), message)]
+
+
+def validate_disruption_mode_compatible_with_scheduling_policy(
+    item: WorkloadItem, policy: PolicyKind, disruption: DisruptionKind | None
+) -> list[FieldError]:
+    """Basic with all is Invalid: a Basic group is scheduled pod by pod, so all-or-nothing
+    disruption means nothing for it."""
+    if policy is not PolicyKind.BASIC or disruption is not DisruptionKind.ALL:
+        return []
+    return [
+        invalid(
+            _path(item, item.input.disruption_mode),
+            "",
+            "the disruptionMode `all` is not supported with the Basic scheduling policy",
+            origin="basicWithAll",
         )
-    if disruption is not None and disruption not in options.allowed_disruption_modes:
-        errors.append(
-            forbidden_error(
-                _path(item, item.input.disruption_mode),
-                f"the disruptionMode `{disruption.value}` is not supported by this controller",
-            )
-        )
-    if policy is PolicyKind.BASIC and disruption is DisruptionKind.ALL:
-        errors.append(
-            invalid(
-                _path(item, item.input.disruption_mode),
-                "",
-                "the disruptionMode `all` is not supported with the Basic scheduling policy",
-                origin="basicWithAll",
-            )
-        )
-    return errors
+    ]

@@ -337,7 +337,7 @@ def _fill_item(node: ObjectNode) -> None:
     if spec.priority_class_name_from is not None:
         value = get_path(node.context, spec.priority_class_name_from)
         priority = value if isinstance(value, str) else ""
-    # resolve() only ever copies a default config, so nodes without a priority share one.
+    # resolve_scheduling_config() only ever copies a default config, so nodes without a priority share one.
     node.default_config = (
         SchedulingConfig(SchedulingPolicy.of_basic(), priority_class_name=priority) if priority else _BASIC
     )

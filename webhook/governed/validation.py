@@ -17,7 +17,7 @@ import typing as t
 
 from webhook import scheduling_objects
 from webhook.compiler.builder import Builder
-from webhook.compiler.resolve import resolve
+from webhook.compiler.resolve import resolve_scheduling_config
 from webhook.declarative import NO_OLD, BlockType, validate_block
 from webhook.governed.layering import outer_owner
 from webhook.governed.result import Result, Status
@@ -207,7 +207,7 @@ def _unset_gang_count(node: ObjectNode) -> list[FieldError]:
     defaulted = node.spec.min_group_count_default if node.spec.composite else node.spec.min_count_default
     if defaulted:
         return []
-    cfg = resolve(node)
+    cfg = resolve_scheduling_config(node)
     if cfg.policy is None or cfg.policy.gang is None or cfg.policy.gang.min_count is not None:
         return []
     field = "minGroupCount" if node.spec.composite else "minCount"
