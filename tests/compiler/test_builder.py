@@ -1,5 +1,8 @@
 """``Builder.build_workload``: behaviour-table rows 30–47, the merge order of docs/design.md §6.4, the
 compilation rules of docs/design.md §6.7, and a property test over random trees.
+
+A case that corresponds to one of upstream's ``builder_test.go`` (component-helpers ``1961876b9c57``)
+carries its name as the id, after the behaviour-table row where there is one.
 """
 
 from __future__ import annotations
@@ -74,47 +77,45 @@ class BuildCase:
 
 
 BUILD_CASES = [
+    BuildCase("row-30: basic policy", leaf(default=config("basic")), leaf_spec(tpl())),
     BuildCase(
-        "row-30: a default basic compiles to {basic: {}}", leaf(default=config("basic")), leaf_spec(tpl())
-    ),
-    BuildCase(
-        "row-31: a default gang 4 compiles to minCount 4",
+        "row-31: gang policy from default",
         leaf(default=config("gang", 4)),
         leaf_spec(tpl(policy=gang(4))),
     ),
     BuildCase(
-        "row-32: an input gang{} plus a callback defaulting to 8 compiles to minCount 8",
+        "row-32: gang minCount defaulted by callback",
         leaf(policy=gang(), callbacks=[default_min_count(8)]),
         leaf_spec(tpl(policy=gang(8))),
     ),
     BuildCase(
-        "row-33: a default basic with an input gang 2 compiles to gang 2",
+        "row-33: user gang overrides default basic",
         leaf(policy=gang(2), default=config("basic")),
         leaf_spec(tpl(policy=gang(2))),
     ),
     BuildCase(
-        "row-34: a default basic+single with only an input topology merges field by field",
+        "row-34: field-by-field merge of default and user config",
         leaf(constraints=topology("zone"), default=config("basic", disruption="single")),
         leaf_spec(tpl(schedulingConstraints=topology("zone"), disruptionMode=mode("single"))),
     ),
     BuildCase(
-        "row-35: an input disruption all over a default basic compiles (Build does not validate)",
+        "row-35: disruption mode all",
         leaf(disruption=mode("all"), default=config("basic")),
         leaf_spec(tpl(disruptionMode=mode("all"))),
     ),
     BuildCase(
-        "row-36: a default priorityClassName is copied to the template",
+        "row-36: priorityClassName propagates to template",
         leaf(default=config("basic", priority_class_name="high")),
         leaf_spec(tpl(priorityClassName="high")),
     ),
-    BuildCase("row-39: a bare item compiles to basic", leaf(), leaf_spec(tpl())),
+    BuildCase("row-39: nil configs default to basic", leaf(), leaf_spec(tpl())),
     BuildCase(
-        "row-40: a callback that triples the default gang 4 compiles to 12",
+        "row-40: callback performs arbitrary adjustment",
         leaf(default=config("gang", 4), callbacks=[scale_min_count(3)]),
         leaf_spec(tpl(policy=gang(12))),
     ),
     BuildCase(
-        "row-42: a composite gang 2 root holds its gang 4 and basic leaves; no top-level podGroupTemplates",
+        "row-42: composite root compiles into a composite template with leaf children",
         composite(
             "root", leaf("a", path=child(0), policy=gang(4)), leaf("b", path=child(1)), policy=cgang(2)
         ),
@@ -123,7 +124,7 @@ BUILD_CASES = [
         ),
     ),
     BuildCase(
-        "row-43: a nested composite sits under the outer one's compositePodGroupTemplates",
+        "row-43: nested composite compiles recursively",
         composite(
             "outer",
             leaf("a", path=child(0)),
@@ -136,6 +137,45 @@ BUILD_CASES = [
                 compositePodGroupTemplates=[tpl("inner", cgang(1), podGroupTemplates=[tpl("c", gang(3))])],
             )
         ),
+    ),
+    # upstream builder_test.go cases without a row of their own
+    BuildCase(
+        "topology constraints",
+        leaf(constraints=topology("topology.kubernetes.io/zone"), default=config("basic")),
+        leaf_spec(tpl(schedulingConstraints=topology("topology.kubernetes.io/zone"))),
+    ),
+    BuildCase(
+        "resource claims",
+        leaf(claims=[claim("gpu", ref="my-claim")], default=config("basic")),
+        leaf_spec(tpl(resourceClaims=[claim("gpu", ref="my-claim")])),
+    ),
+    BuildCase(
+        "composite gang minGroupCount from user input",
+        composite("cpg-root", leaf("workers", path=child(0), default=config("basic")), policy=cgang(3)),
+        composite_spec(tpl("cpg-root", cgang(3), podGroupTemplates=[tpl("workers")])),
+    ),
+    BuildCase(
+        "composite constraints and disruption mode compile onto the composite template",
+        composite(
+            "cpg-root",
+            leaf("workers", path=child(0), default=config("basic")),
+            constraints=topology("topology.kubernetes.io/zone"),
+            disruption=mode("all"),
+            default=config("basic"),
+        ),
+        composite_spec(
+            tpl(
+                "cpg-root",
+                schedulingConstraints=topology("topology.kubernetes.io/zone"),
+                disruptionMode=mode("all"),
+                podGroupTemplates=[tpl("workers")],
+            )
+        ),
+    ),
+    BuildCase(
+        "composite defaults to basic policy",
+        composite("cpg-root", leaf("workers", path=child(0), default=config("basic"))),
+        composite_spec(tpl("cpg-root", podGroupTemplates=[tpl("workers")])),
     ),
     # ---------------------------------------------------------------- merge order (docs/design.md §6.4)
     BuildCase(
@@ -289,10 +329,11 @@ class FailCase:
 
 FAIL_CASES = [
     FailCase(
-        "row-38: an empty leaf name with a callback is an error", leaf("", callbacks=[default_min_count(1)])
+        "row-38: empty leaf name fails before resolution and callbacks",
+        leaf("", callbacks=[default_min_count(1)]),
     ),
     FailCase(
-        "row-41: a gang without minCount and no callback is the compile error",
+        "row-41: gang missing minCount fails",
         leaf(policy=gang()),
         message=GANG_LITERAL,
     ),
@@ -302,7 +343,7 @@ FAIL_CASES = [
         message=GANG_LITERAL,
     ),
     FailCase(
-        "row-44: a composite gang without minGroupCount is the compile error",
+        "row-44: composite gang missing minGroupCount fails",
         composite("root", leaf("a", path=child(0)), policy=cgang()),
         message=COMPOSITE_GANG_LITERAL,
     ),
@@ -311,26 +352,30 @@ FAIL_CASES = [
         composite("root", leaf("a", path=child(0), policy=gang())),
         message=GANG_LITERAL,
     ),
-    FailCase("row-45: a nil child is an error", composite("root", leaf("a", path=child(0)), None)),
-    FailCase("row-45: an empty child name is an error", composite("root", leaf("", path=child(0)))),
+    FailCase("row-45: composite with a nil child fails", composite("root", leaf("a", path=child(0)), None)),
+    FailCase("row-45: composite child with empty name fails", composite("root", leaf("", path=child(0)))),
     FailCase(
-        "row-45: duplicate names anywhere in the tree are an error",
+        "row-45: duplicate template names across the tree fail",
         composite(
             "root", composite("mid", leaf("x", path=child(0, 0)), path=child(0)), leaf("x", path=child(1))
         ),
     ),
-    FailCase("row-45: a nil root is an error", None),
+    FailCase("row-45: nil root fails", None),
     FailCase(
-        "row-45: a composite node that fills a leaf slot is an error",
-        composite("root", leaf("a", path=child(0)), input=composite_input(leaf_policy=gang(2))),
+        "row-45: composite policy set together with a leaf building block fails the input union",
+        composite(
+            "root",
+            leaf("a", path=child(0)),
+            input=composite_input(policy=cgang(2), leaf_disruption=mode("single")),
+        ),
     ),
     FailCase(
         "row-45: a leaf that fills a composite slot is an error",
         leaf(input=leaf_input(composite_disruption=mode("all"))),
     ),
-    FailCase("row-46: a nil Owner is an error", leaf(), options(owner=None)),
+    FailCase("row-46: missing owner returns error", leaf(), options(owner=None)),
     FailCase(
-        "row-46: an Owner apiVersion batch/v1/extra is an error",
+        "row-46: owner apiVersion that fails to parse returns error",
         leaf(),
         options(owner={**JOB_OWNER, "apiVersion": "batch/v1/extra"}),
     ),
@@ -420,7 +465,7 @@ class OwnerCase:
 
 OWNER_CASES = [
     OwnerCase(
-        "row-37: a batch/v1 Job owner is the one ownerReference and the controllerRef {batch, Job, my-job}",
+        "row-37: owner reference and controllerRef parse APIGroup",
         options(),
         {"name": "wl", "namespace": "ns", "ownerReferences": [JOB_OWNER]},
         JOB_REF,

@@ -1,5 +1,6 @@
 """``new_pod_group`` / ``new_composite_pod_group`` and existing-workload builders: rows 48–53,
 the decision-19 deviation, and the CompositePodGroup counterpart (docs/design.md §6.8, docs/design.md §6.9).
+Rows 48–51 carry the names of upstream's ``builder_test.go`` subtests of ``TestBuilderNewPodGroup``.
 """
 
 from __future__ import annotations
@@ -129,21 +130,21 @@ LEAF_SPEC = {
 
 CASES = [
     Case(
-        "row-48: new_pod_group before build_workload is an error",
+        "row-48: requires a workload first",
         lambda: Builder(leaf("pgt-0"), options()),
         "pg",
         "pgt-0",
         None,
     ),
     Case(
-        "row-49: after build, pg from pgt-0 has the Workload's namespace, owner and workloadRef",
+        "row-49: materializes from the compiled template owned by the configured owner",
         built_leaf,
         "pg",
         "pgt-0",
         pod_group("pg", "pgt-0", LEAF_SPEC),
     ),
     Case(
-        "row-50: with the Owner cleared the PodGroup has no ownerReferences",
+        "row-50: omits ownerReferences when no owner is configured",
         built_leaf_owner_cleared,
         "pg",
         "pgt-0",
@@ -162,7 +163,7 @@ CASES = [
             owners=False,
         ),
     ),
-    Case("row-51: an unknown template is an error", built_leaf, "pg", "nope", None),
+    Case("row-51: errors on unknown template", built_leaf, "pg", "nope", None),
     Case(
         "row-52: gang 4, zone topology, all, a claim, a priority class and priority 1000 are all copied",
         existing(),

@@ -1,6 +1,8 @@
 """``Builder.validate``: behaviour-table rows 1–29, plus the allow-list and path rules of docs/design.md §6.6.
 
-Every row asserts on ``(cause type, field path)`` pairs. Wording is asserted only where
+Each row's id is ``row-N:`` and the name of the upstream ``validate_test.go`` case it corresponds
+to (component-helpers ``1961876b9c57``; row 29 is ``builder_test.go``'s). Every row asserts on
+``(cause type, field path)`` pairs. Wording is asserted only where
 the spec makes it contract (the basic+all message and the allow-list literals).
 """
 
@@ -72,116 +74,120 @@ def _ratchet_tree(bad_child_policy: object) -> WorkloadItem:
 
 CASES = [
     # ---------------------------------------------------------------- behaviour table
-    Case("row-1: a nil root is one Invalid at the empty path", None, [(INVALID, "")]),
-    Case("row-2: a basic leaf with full allow-lists is allowed", leaf(policy=basic()), []),
+    Case("row-1: nil tree fails to compile", None, [(INVALID, "")]),
+    Case("row-2: basic allowed", leaf(policy=basic()), []),
     Case(
-        "row-3: an empty item name is one InternalError at the root path",
+        "row-3: empty item name is rejected",
         leaf(""),
         [(INTERNAL, "spec.scheduling")],
     ),
     Case(
-        "row-4: basic with only Gang allowed is Forbidden at the policy path",
+        "row-4: basic forbidden when not allow-listed",
         leaf(policy=basic()),
         [(FORBIDDEN, POLICY)],
         options(policies=("gang",)),
     ),
     Case(
-        "row-5: gang 2 with only Gang allowed is allowed",
+        "row-5: gang allowed",
         leaf(policy=gang(2)),
         [],
         options(policies=("gang",)),
     ),
     Case(
-        "row-6: gang 2 with only Basic allowed is Forbidden at the policy path",
+        "row-6: gang forbidden when not allow-listed",
         leaf(policy=gang(2)),
         [(FORBIDDEN, POLICY)],
         options(policies=("basic",)),
     ),
     Case(
-        "row-7: gang with single and only Single allowed is allowed",
+        "row-7: single disruption allowed",
         leaf(policy=gang(2), disruption=mode("single")),
         [],
         options(modes=("single",)),
     ),
     Case(
-        "row-8: gang with all and only Single allowed is Forbidden at the disruption path",
+        "row-8: all disruption forbidden when not allow-listed",
         leaf(policy=gang(2), disruption=mode("all")),
         [(FORBIDDEN, DISRUPTION)],
         options(modes=("single",)),
     ),
     Case(
-        "row-9: basic with all is one Invalid at the disruption path",
+        "row-9: basic with all disruption is rejected by cross-field rule",
         leaf(policy=basic(), disruption=mode("all")),
         [(INVALID, DISRUPTION)],
     ),
-    Case("row-10: gang with all is allowed", leaf(policy=gang(2), disruption=mode("all")), []),
+    Case("row-10: gang with all disruption is valid", leaf(policy=gang(2), disruption=mode("all")), []),
     Case(
-        "row-11: gang minCount 0 under Path spec.scheduling is Invalid at the minCount",
+        "row-11: gang minCount below minimum fails declarative validation at injected path",
         leaf(policy=gang(0)),
         [(INVALID, "spec.scheduling.schedulingPolicy.gang.minCount")],
     ),
     Case(
-        "row-12: gang minCount 0 with a nil Path is Invalid at the relative minCount path",
+        "row-12: nil item Path reports building-block errors without a root prefix",
         leaf(path=None, policy=gang(0)),
         [(INVALID, "schedulingPolicy.gang.minCount")],
     ),
     Case(
-        "row-13: gang minCount 0 with declarative validation disabled is allowed",
+        "row-13: declarative validation is skipped when disabled",
         leaf(policy=gang(0)),
         [],
         options(dv=False),
     ),
     Case(
-        "row-14: a disruption mode with single and all is one Invalid at the disruption path",
+        "row-14: disruptionMode with single and all fails union declarative validation",
         leaf(disruption=mode("single", "all")),
         [(INVALID, DISRUPTION)],
     ),
     Case(
-        "row-15: two topology entries are TooMany at the topology list",
+        "row-15: too many topology constraints fails declarative validation",
         leaf(constraints=topology("zone", "rack")),
         [(TOO_MANY, "spec.scheduling.schedulingConstraints.topology")],
     ),
     Case(
-        "row-16: a claim without a source is Invalid at the claim",
+        "row-16: resourceClaim with no source fails union declarative validation at indexed path",
         leaf(claims=[claim("gpus")]),
         [(INVALID, "spec.scheduling.resourceClaims[0]")],
     ),
     Case(
-        "row-17: a composite gang 2 root with only Gang allowed is allowed",
+        "row-17: composite gang allowed",
         _gang_tree(),
         [],
         options(policies=("gang",)),
     ),
     Case(
-        "row-18: a composite basic root with only Gang allowed is one Forbidden at the policy path",
+        "row-18: composite basic forbidden when not allow-listed",
         _gang_tree(root_policy=basic()),
         [(FORBIDDEN, POLICY)],
         options(policies=("gang",)),
     ),
     Case(
-        "row-19: a composite gang minGroupCount 0 is Invalid at the minGroupCount",
+        "row-19: composite gang minGroupCount below minimum fails declarative validation at injected path",
         _gang_tree(root_policy=cgang(0)),
         [(INVALID, "spec.scheduling.schedulingPolicy.gang.minGroupCount")],
     ),
     Case(
-        "row-20: a composite policy with basic and gang is one Invalid at the policy path",
+        "row-20: composite policy with basic and gang fails union declarative validation",
         _gang_tree(root_policy={"basic": {}, "gang": {"minGroupCount": 2}}),
         [(INVALID, POLICY)],
     ),
     Case(
-        "row-21: a composite node that also sets a leaf policy is one InternalError at the root path",
+        "row-21: composite policy set with a leaf policy fails the input union",
         composite(
             "root", leaf("a", path=child(0)), input=composite_input(policy=cgang(2), leaf_policy=gang(2))
         ),
         [(INTERNAL, "spec.scheduling")],
     ),
     Case(
-        "row-21: a composite node that also sets a leaf disruption mode is one InternalError at the root",
-        composite("root", leaf("a", path=child(0)), input=composite_input(leaf_disruption=mode("all"))),
+        "row-21: composite policy set with a leaf disruptionMode fails the input union",
+        composite(
+            "root",
+            leaf("a", path=child(0)),
+            input=composite_input(policy=cgang(2), leaf_disruption=mode("all")),
+        ),
         [(INTERNAL, "spec.scheduling")],
     ),
     Case(
-        "row-22: a composite node with a leaf policy is still one InternalError with validation off",
+        "row-22: input union is enforced even when declarative validation is disabled",
         composite(
             "root", leaf("a", path=child(0)), input=composite_input(policy=cgang(2), leaf_policy=gang(2))
         ),
@@ -189,48 +195,48 @@ CASES = [
         options(dv=False),
     ),
     Case(
-        "row-23: a valid composite root over a gang 0 leaf is Invalid at the child's minCount",
+        "row-23: invalid leaf child in a composite tree is validated recursively",
         _gang_tree(child_policy=gang(0)),
         [(INVALID, "spec.scheduling.children[0].schedulingPolicy.gang.minCount")],
     ),
     Case(
-        "row-24: an update with the same root name is allowed",
+        "row-24: update with matching root name is accepted",
         leaf(policy=gang(2)),
         [],
         old=leaf(policy=gang(3)),
     ),
     Case(
-        "row-25: an update whose old root has another name is one InternalError at the root path",
+        "row-25: update with mismatched root name is an internal error",
         leaf("new", policy=gang(2)),
         [(INTERNAL, "spec.scheduling")],
         old=leaf("old", policy=gang(2)),
     ),
     Case(
-        "row-26: an update that clears the policy is allowed",
+        "row-26: update clearing policy skips declarative validation for the new nil policy",
         leaf(),
         [],
         old=leaf(policy=gang(2)),
     ),
     Case(
-        "row-26: an update that clears the constraints is allowed",
+        "row-26: update clearing constraints skips declarative validation for the new nil constraints",
         leaf(policy=gang(2)),
         [],
         old=leaf(policy=gang(2), constraints=topology("zone")),
     ),
     Case(
-        "row-26: an update that clears the disruption mode is allowed",
+        "row-26: update clearing disruptionMode skips declarative validation for the new nil disruptionMode",
         leaf(policy=gang(2)),
         [],
         old=leaf(policy=gang(2), disruption=mode("all")),
     ),
     Case(
-        "row-27: an update with an unchanged invalid gang 0 child at the same level is allowed (ratcheting)",
+        "row-27: update of an unchanged child at the same position is ratcheted",
         _ratchet_tree(gang(0)),
         [],
         old=_ratchet_tree(gang(0)),
     ),
     Case(
-        "row-28: an update that moves a gang 0 child up one level validates it as new",
+        "row-28: update of a child that changed position is validated as an addition",
         composite(
             "root",
             composite("mid", leaf("x", path=child(0, 0)), path=child(0)),
@@ -245,7 +251,7 @@ CASES = [
         ),
     ),
     Case(
-        "row-29: a builder created from an existing Workload is one InternalError at the empty path",
+        "row-29: Validate is refused in existing mode",
         None,
         [(INTERNAL, "")],
         existing=EXISTING_WORKLOAD,
