@@ -68,9 +68,17 @@ class StandIn:
             return json.loads(resp.read() or b"null")
 
     def fault(
-        self, code: int = 500, *, verb: str | None = None, plural: str | None = None, count: int = 1
+        self,
+        code: int = 500,
+        *,
+        verb: str | None = None,
+        plural: str | None = None,
+        count: int = 1,
+        retry_after: int | None = None,
     ) -> None:
         rule: Json = {"code": code, "count": count}
+        if retry_after is not None:
+            rule["retryAfter"] = retry_after
         if verb:
             rule["verb"] = verb
         if plural:

@@ -16,7 +16,8 @@ against this process. It speaks the parts of the protocol the reconciler's resou
   stores nothing; with ``--feature-gates Gate=false`` a create drops that gate's fields and
   the gate's resources are not served (tests/standin/gates.py);
 * test controls under ``/standin/``: ``faults`` (POST a rule ``{"verb", "plural", "code",
-  "count"}``; DELETE clears them), ``compact``, ``drop-watches``, ``stats`` (GET request counts by verb and
+  "count"}``, and ``retryAfter`` seconds for a 429, answered as the apiserver's throttling
+  filters do: text with a ``Retry-After`` header; DELETE clears them), ``compact``, ``drop-watches``, ``stats`` (GET request counts by verb and
   resource), ``objects`` (GET a resource's objects).
 
 It does no authentication, admission, defaulting, validation (beyond a name) or garbage
@@ -38,6 +39,12 @@ from tests.standin.store import ApiError, Resource, Store
 
 Json = dict[str, t.Any]
 _EVENTS_PER_CHUNK: t.Final = 256  # an initial list of 10,000s of objects goes out in bounded pieces
+
+
+class TooManyRequests(Exception):
+    def __init__(self, seconds: int) -> None:
+        super().__init__(f"too many requests, retry after {seconds}s")
+        self.seconds = seconds
 
 
 class StandInServer(ThreadingHTTPServer):
@@ -132,6 +139,16 @@ class Handler(BaseHTTPRequestHandler):
                 pass
             else:
                 self._resource(method, parts, query, body)
+        except TooManyRequests as exc:
+            # As the apiserver's max-in-flight and priority-and-fairness filters answer: a plain
+            # text 429 that names the wait in a Retry-After header (seconds).
+            data = b"Too many requests, please try again later.\n"
+            self.send_response(429)
+            self.send_header("Content-Type", "text/plain; charset=utf-8")
+            self.send_header("Retry-After", str(exc.seconds))
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
         except ApiError as exc:
             self._send(exc.code, exc.status())
         except (BrokenPipeError, ConnectionResetError):
@@ -211,8 +228,11 @@ class Handler(BaseHTTPRequestHandler):
         verb = {"GET": "get" if name else ("watch" if query.get("watch") in ("true", "1") else "list"),
                 "POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}[method]  # fmt: skip
         store.count(verb, plural)
-        code = store.faults.take(verb, plural)
-        if code is not None:
+        fault = store.faults.take(verb, plural)
+        if fault is not None:
+            code = int(fault.get("code", 500))
+            if code == 429:
+                raise TooManyRequests(int(fault.get("retryAfter", 1)))
             raise ApiError(code, "InternalError" if code >= 500 else "Injected", f"injected failure ({code})")
         ns = namespace or ""
         if verb == "watch":

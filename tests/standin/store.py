@@ -76,11 +76,13 @@ class ApiError(Exception):
 @dataclass
 class Faults:
     """Injected failures: the next ``count`` requests matching ``verb`` (and ``plural``) get
-    ``code``; ``slow`` seconds are added to every write."""
+    ``code`` (a 429 with the rule's ``retryAfter`` seconds, 1 by default); ``slow`` seconds are
+    added to every write."""
 
     rules: list[Json] = field(default_factory=list)
 
-    def take(self, verb: str, plural: str) -> int | None:
+    def take(self, verb: str, plural: str) -> Json | None:
+        """The first rule that matches (its count taken), or ``None``."""
         for rule in self.rules:
             if (
                 rule["count"] > 0
@@ -88,7 +90,7 @@ class Faults:
                 and rule.get("plural") in (None, plural)
             ):
                 rule["count"] -= 1
-                return int(rule.get("code", 500))
+                return rule
         return None
 
 

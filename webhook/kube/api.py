@@ -17,11 +17,30 @@ from kubernetes import client, config
 from kubernetes.client import rest
 from kubernetes.client.exceptions import ApiException
 
-__all__ = ["Api", "ApiException", "Resource", "connect"]
+__all__ = ["Api", "ApiException", "Resource", "connect", "retry_after"]
 
 Json = dict[str, t.Any]
 # Seconds: connecting, then reading one answer; watches pass their own, longer read timeout.
 REQUEST_TIMEOUT: t.Final = (5.0, 30.0)
+# The longest Retry-After honoured: a server asking for more is waited for this long, then asked
+# again (a minute is far beyond what the apiserver's throttling filters ask for).
+MAX_RETRY_AFTER: t.Final = 60.0
+
+
+def retry_after(exc: BaseException) -> float:
+    """The seconds a failed call's answer asks the client to wait before trying again (0: none).
+
+    As client-go's rest client reads it: a ``Retry-After`` header on a 429 or a 5xx, in its
+    seconds form (an HTTP date is not honoured); capped at :data:`MAX_RETRY_AFTER`.
+    """
+    if not isinstance(exc, ApiException) or not (exc.status == 429 or (exc.status or 0) >= 500):
+        return 0.0
+    value = (exc.headers or {}).get("Retry-After")
+    try:
+        seconds = int(str(value).strip())
+    except ValueError:
+        return 0.0
+    return min(float(max(seconds, 0)), MAX_RETRY_AFTER)
 
 
 @dataclass(frozen=True, slots=True)

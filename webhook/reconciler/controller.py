@@ -5,7 +5,8 @@ caches; the worker executes the writes (only while the Lease fence is open), fee
 answer back into the caches so the next plan sees it at once, and publishes the plan's
 reports as Events (each distinct message once per object, so a resync of an unchanged
 world writes nothing). A 409 on create is success: the object exists (a racing replica, or
-a watch event not seen yet) and is read back. Failures retry with per-key backoff.
+a watch event not seen yet) and is read back. Failures retry with per-key backoff, never
+sooner than the ``Retry-After`` the server asked for.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from webhook.kube.api import (
     Api,
     ApiException,
     Resource,
+    retry_after,
 )
 from webhook.kube.informer import Informer
 from webhook.policy import PolicySet
@@ -198,7 +200,8 @@ class Reconciler:
                 self.queue.forget(key)
                 self.queue.add(key)
             except Exception as exc:  # noqa: BLE001 - one object's failure must not stop the loop
-                delay = self.queue.add_rate_limited(key)
+                # A throttled (429) or unavailable server names its wait: never ask sooner.
+                delay = self.queue.add_rate_limited(key, at_least=retry_after(exc))
                 log.warning("reconcile %s/%s: %s; retrying in %.2fs", key[1], key[2], exc, delay)
             else:
                 if result.retry:

@@ -64,12 +64,13 @@ class WorkQueue(t.Generic[K]):
             heapq.heappush(self._delayed, (time.monotonic() + delay, self._seq, key))
             self._cond.notify()
 
-    def add_rate_limited(self, key: K) -> float:
-        """Retry ``key`` after its backoff (doubling per consecutive failure); the delay."""
+    def add_rate_limited(self, key: K, *, at_least: float = 0.0) -> float:
+        """Retry ``key`` after its backoff (doubling per consecutive failure), and no sooner than
+        ``at_least`` seconds (what the server asked for); the delay."""
         with self._cond:
             failures = self._failures.get(key, 0)
             self._failures[key] = failures + 1
-        delay = min(self._max, self._base * float(2**failures))
+        delay = max(min(self._max, self._base * float(2**failures)), at_least)
         self.add_after(key, delay)
         return delay
 
