@@ -13,9 +13,9 @@ It chains the three mutators on a copy-on-write copy of the object and diffs onc
 3. :func:`~webhook.governed.stamping.stamp_pod`, when it is a core/v1 Pod (by its controller,
    or by a membership label: :mod:`webhook.governed.membership`).
 
-Every mutator reports the subtrees it touched; :func:`webhook.governed.patch.make_patch` diffs only
-those, so the patch is built by diffing, never by hand, and costs a few µs. Mutation
-happens on CREATE only: every block wasp writes is frozen or NoSet once the object exists.
+The patch is built by diffing, never by hand: ``jsonpatch.make_patch`` turns the original into
+the mutated object (run only when a mutator reports a subtree it touched). Mutation happens on
+CREATE only: every block wasp writes is frozen or NoSet once the object exists.
 """
 
 from __future__ import annotations
@@ -23,10 +23,12 @@ from __future__ import annotations
 import typing as t
 from dataclasses import dataclass, field
 
+import jsonpatch
+
 from webhook.governed.defaulting import Defaulted, default_object
 from webhook.governed.delegation import clashes
 from webhook.governed.layering import outer_owner
-from webhook.governed.patch import PatchOp, make_patch
+from webhook.governed.patch import PatchOp
 from webhook.governed.stamping import Stamped, child_template_of, stamp_child, stamp_pod
 from webhook.governed.tree import build_tree
 from webhook.policy import PolicySet
@@ -76,7 +78,7 @@ def mutate_object(obj: object, policies: PolicySet, *, operation: str, old_obj: 
         warnings.extend(result.warnings)
         roots.extend(result.roots)
     warnings.extend(_delegation_clashes(current, policies))
-    patch = make_patch(obj, current, roots=roots) if roots else []
+    patch: list[PatchOp] = list(jsonpatch.make_patch(obj, current)) if roots else []
     return Mutation(current, patch, tuple(dict.fromkeys(warnings)))
 
 

@@ -1,9 +1,9 @@
 """Equality of decoded JSON values: the one place that decides whether two values are the same.
 
 Every comparison wasp makes between an object and its stored version (update rules,
-ratcheting, the Workload and PodGroup update checks), between a mutated object and its
-original (JSON Patch), and between list-map keys goes through this module, so no two
-callers can disagree on what "unchanged" means.
+ratcheting, the Workload and PodGroup update checks) and between list-map keys goes through
+this module, so no two callers can disagree on what "unchanged" means. (The JSON Patch of a
+mutation is ``jsonpatch``'s diff, which keeps JSON types apart the same way.)
 
 * :func:`json_equal`: the same JSON value. JSON types are kept apart even where Python's
   ``==`` joins them: ``true`` is not ``1``, and ``1`` is not ``1.0`` (Go's decoder rejects
