@@ -23,7 +23,7 @@ from webhook.explain.snapshot import Snapshot
 from webhook.kube.api import Api, ApiException, Resource
 from webhook.policy import PolicySet
 
-__all__ = ["NotFound", "Reader", "explain_in_cluster"]
+__all__ = ["NotFound", "Reader", "Runtime", "explain_in_cluster"]
 
 Json = dict[str, t.Any]
 NODES: t.Final = Resource("", "v1", "nodes", "Node")
@@ -158,3 +158,38 @@ def explain_in_cluster(reader: Reader, spec: KindSpec, namespace: str, name: str
         _capacity(reader, snap)
         answer = explain(snap, policies, options)
     return answer
+
+
+class Runtime:
+    """``wasp audit``'s runtime summary: per governed object, the verdict and finding codes of
+    ``wasp explain`` (no capacity estimate: the audit reads no nodes). Events are read once per
+    namespace; pods per object, by label (a kind without a known pod label streams the
+    namespace's pods, keeping only the object's: bounded memory, more reads)."""
+
+    def __init__(self, reader: Reader, policies: PolicySet) -> None:
+        self.reader, self.policies = reader, policies
+        self.events: list[Json] = []
+        self.namespace = ""
+
+    def _enter(self, namespace: str) -> None:
+        if namespace == self.namespace:
+            return
+        self.namespace, self.events = namespace, []
+        try:
+            for reason in _EVENT_REASONS:
+                for page in self.reader.pages(EVENTS, namespace, fields=f"reason={reason}"):
+                    self.events += page
+        except ApiException as exc:
+            if _forbidden(exc) is None:
+                raise
+
+    def summary(self, obj: Json, workloads: t.Sequence[t.Mapping[str, t.Any]],
+                groups: t.Sequence[t.Mapping[str, t.Any]], served: bool) -> Explanation:  # fmt: skip
+        namespace = str((obj.get("metadata") or {}).get("namespace", ""))
+        self._enter(namespace)
+        selector = pod_selector(obj, self.policies)
+        pods = [p for page in self.reader.pages(PODS, namespace, labels=selector.label_selector())
+                for p in page if belongs(p, selector)]  # fmt: skip
+        snap = Snapshot(obj, [], [dict(w) for w in workloads], [dict(g) for g in groups], pods, self.events,
+                        was_served=served)  # fmt: skip
+        return explain(snap, self.policies, Options(capacity=False))

@@ -29,7 +29,7 @@ from webhook.governed.workloads import compile_object
 from webhook.policy import Policy, PolicySet
 from webhook.vocab.errors import BuildError
 
-__all__ = ["Explanation", "Options", "explain"]
+__all__ = ["Explanation", "Options", "explain", "summary_line"]
 
 Json = dict[str, t.Any]
 Obj = t.Mapping[str, t.Any]
@@ -237,3 +237,9 @@ def explain(snapshot: Snapshot, policies: PolicySet, options: Options = Options(
 def _warning(finding: Finding) -> Finding:
     return Finding(finding.code, finding.object, finding.message, finding.evidence, finding.fix, finding.detail,
                    "warning")  # fmt: skip
+
+
+def summary_line(answer: Explanation) -> str:
+    """One line for ``wasp audit``: the verdict and the finding codes."""
+    codes = ", ".join(dict.fromkeys(f.code for f in answer.findings))
+    return f"runtime: {answer.verdict}" + (f" ({codes})" if codes else "")
