@@ -42,6 +42,6 @@ def test_audit_gives_explains_verdict_per_governed_object(name: str, tmp_path: P
             "codes": [f["code"] for f in answer["findings"]],
         }
         _, text = audit(kubeconfig)
-        assert f"runtime: {answer['verdict']}" in text
+        assert f"Runtime: {answer['verdict']}" in text
         _, quiet = audit(kubeconfig, "-o", "json", "--no-runtime")
         assert not [f for f in json.loads(quiet)["findings"] if f["type"] == "Runtime"]

@@ -242,4 +242,4 @@ def _warning(finding: Finding) -> Finding:
 def summary_line(answer: Explanation) -> str:
     """One line for ``wasp audit``: the verdict and the finding codes."""
     codes = ", ".join(dict.fromkeys(f.code for f in answer.findings))
-    return f"runtime: {answer.verdict}" + (f" ({codes})" if codes else "")
+    return answer.verdict + (f" ({codes})" if codes else "")

@@ -195,7 +195,7 @@ def capacity(group: GroupNode, nodes: t.Sequence[Obj] | None, usage: Usage | Non
     evidence.append("an estimate from a snapshot: requests, nodeSelector, taints and cordons only")
     return [Finding(
         "insufficient-capacity", _group_ref(group),
-        f"{needed} pods of PodGroup {group.name} do not fit {where} (estimate)", tuple(evidence),
+        f"{needed} more pods of the gang do not fit {where} (estimate)", tuple(evidence),
         "free or add capacity of that shape (in one domain, with a topology constraint), or lower the requests "
         "or minCount",
         {"needed": needed, "shape": {k: str(v) for k, v in shape.requests.items()}, "fitTotal": estimate.total,
