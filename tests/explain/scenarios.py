@@ -38,12 +38,30 @@ def jobset(name: str, *, replicas: int = 3, parallelism: int = 2, **spec: t.Any)
             "spec": {"replicatedJobs": rjobs, **spec}}  # fmt: skip
 
 
+def job(name: str, *, pods: int = 4) -> Json:
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name, "namespace": NS},
+            "spec": {"parallelism": pods, "completions": pods, "completionMode": "Indexed",
+                     "scheduling": {"schedulingPolicy": {"gang": {"minCount": pods}}},
+                     "template": {"spec": {"containers": [{"name": "w", "image": "x"}], "restartPolicy": "Never"}}}}  # fmt: skip
+
+
+def job_labels(obj: Json) -> Json:
+    return {"batch.kubernetes.io/controller-uid": obj["metadata"]["uid"]}
+
+
+def service(name: str, *, prefill: int = 2, decode: int = 4) -> Json:
+    role = {"scheduling": {"schedulingPolicy": {"gang": {}}}, "template": {"spec": {}}}
+    return {"apiVersion": "serving.example.com/v1", "kind": "InferenceService", "metadata": {"name": name, "namespace": NS},
+            "spec": {"scheduling": {"schedulingPolicy": {"gang": {}}},
+                     "roles": [{"name": "prefill", "replicas": prefill, **role}, {"name": "decode", "replicas": decode, **role}]}}  # fmt: skip
+
+
 def objects_of(sink: Sink, obj: Json, *, groups: bool = True) -> list[Json]:
-    """The Workload and (``groups``) PodGroups wasp compiles for ``obj``, as the reconciler makes them."""
+    """The Workload and (``groups``) (Composite)PodGroups wasp compiles for ``obj``, as the reconciler makes them."""
     made = compiled(obj)
     out = [sink.create(made.workload)]
     if groups:
-        out += [sink.create(g) for g in made.pod_groups]
+        out += [sink.create(g) for g in [*made.composite_pod_groups, *made.pod_groups]]
     return out
 
 
@@ -123,6 +141,37 @@ def runs_jobset(sink: Sink) -> str:
     pods(sink, obj, 6, running=True, group=group_name(obj), controlled=False,
          labels={"jobset.sigs.k8s.io/jobset-name": "train"})  # fmt: skip
     return "jobset/train"
+
+
+def completed(sink: Sink) -> str:
+    obj = sink.create(trainer("resnet"))
+    objects_of(sink, obj)
+    pods(sink, obj, 4, running=True, group=group_name(obj), phase="Succeeded")
+    return "trainer/resnet"
+
+
+def runs_job(sink: Sink) -> str:
+    obj = sink.create(job("train"))
+    objects_of(sink, obj)
+    pods(sink, obj, 4, running=True, group=group_name(obj), labels=job_labels(obj))
+    return "job/train"
+
+
+def job_no_workload(sink: Sink) -> str:
+    obj = sink.create(job("train"))
+    pods(sink, obj, 4, group=group_name(obj), labels=job_labels(obj))
+    return "job/train"
+
+
+def composite(sink: Sink, decode: int) -> str:
+    obj = sink.create(service("llama"))
+    objects_of(sink, obj)
+    prefill, dec = (g["metadata"]["name"] for g in compiled(obj).pod_groups)
+    for i in range(2):
+        pod(sink, f"llama-prefill-{i}", obj, group=prefill, node="node-0", phase="Running")
+    for i in range(decode):
+        pod(sink, f"llama-decode-{i}", obj, group=dec, node="node-1", phase="Running")
+    return "inferenceservice/llama"
 
 
 def can_run(sink: Sink) -> str:
@@ -279,6 +328,11 @@ SCENARIOS: t.Final = {
     "runs": Scenario(runs, (), 0, verdict="runs"),
     "runs-jobset": Scenario(runs_jobset, (), 0, verdict="runs"),
     "can-run": Scenario(can_run, (), 0, verdict="can-run"),
+    "completed": Scenario(completed, (), 0, verdict="runs"),
+    "runs-composite": Scenario(lambda sink: composite(sink, 4), (), 0, verdict="runs"),
+    "pods-not-created-composite": Scenario(lambda sink: composite(sink, 2), ("pods-not-created",), 1),
+    "runs-job": Scenario(runs_job, (), 0, verdict="runs"),
+    "no-workload-job": Scenario(job_no_workload, ("no-workload",), 1),
     "no-workload": Scenario(no_workload, ("no-workload",), 1),
     "no-podgroup": Scenario(no_podgroup, ("no-podgroup",), 1),
     "pods-not-created": Scenario(

@@ -24,12 +24,16 @@ from webhook.vocab.gates import FeatureGates
 Json = dict[str, t.Any]
 ROOT: t.Final = Path(__file__).resolve().parents[2]
 JOBSET_POLICY: t.Final = ROOT / "webhook/policies/integrations/jobset.yaml"
-CRDS: t.Final = ("ml.example.com/v1/trainers/Trainer", "jobset.x-k8s.io/v1alpha2/jobsets/JobSet")
+CRDS: t.Final = (
+    "ml.example.com/v1/trainers/Trainer",
+    "serving.example.com/v1/inferenceservices/InferenceService",
+    "jobset.x-k8s.io/v1alpha2/jobsets/JobSet",
+)
 GATES: t.Final = "CompositePodGroup=true"
 POLICY_ARGS: t.Final = (*(x for p in [*EXAMPLES, JOBSET_POLICY] for x in ("--policies", str(p))),
                         "--feature-gates", GATES)  # fmt: skip
 
-_PLURALS: t.Final = {"Trainer": "trainers", "JobSet": "jobsets", "Workload": "workloads", "PodGroup": "podgroups",
+_PLURALS: t.Final = {"Trainer": "trainers", "InferenceService": "inferenceservices", "JobSet": "jobsets", "Workload": "workloads", "PodGroup": "podgroups",
                      "CompositePodGroup": "compositepodgroups", "Pod": "pods", "Event": "events", "Node": "nodes",
                      "Job": "jobs"}  # fmt: skip
 

@@ -172,8 +172,8 @@ def explain(snapshot: Snapshot, policies: PolicySet, options: Options = Options(
     policy = policies.for_object(obj) if obj is not None else None
     if obj is None or policy is None:
         nothing = Finding("not-governed", None, "no governed object was found from what was named",
-                        tuple(snapshot.trail), "name a kind a policy governs (wasp policy list), or load its policy "
-                        "(--policies, --integrations)")  # fmt: skip
+                        tuple(snapshot.trail), "name an object of a governed kind (batch Job, or a kind whose policy is "
+                        "loaded with --policies or --integrations)")  # fmt: skip
         return Explanation(None, snapshot.trail, findings=[nothing])
     owner = ref(obj)
     out = Explanation(owner, snapshot.trail)

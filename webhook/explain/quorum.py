@@ -91,10 +91,14 @@ def _of_workload(event: Obj, obj: Obj, policy: Policy) -> bool:
     return involved.get("kind") in children and string(involved.get("name")).startswith(f"{m.get('name')}-")
 
 
+def _wanted(group: GroupNode) -> str:
+    return f"minCount {group.min_count}" if group.min_count is not None else "at least 1 (basic)"
+
+
 def creation(obj: Obj, policy: Policy, short: list[GroupNode], events: t.Sequence[Obj], owner: Json,
              suspended: bool) -> list[Finding]:  # fmt: skip
     """Why the groups in ``short`` have fewer pods than their ``minCount``."""
-    have = ", ".join(f"PodGroup {g.name}: {g.pods.exist} of minCount {g.min_count} pods exist" for g in short)
+    have = ", ".join(f"PodGroup {g.name}: {g.pods.exist} of {_wanted(g)} pods exist" for g in short)
     found: list[Finding] = []
     refused = [e for e in events if e.get("reason") == "FailedCreate" and _of_workload(e, obj, policy)]
     if refused:
@@ -164,8 +168,7 @@ def capacity(group: GroupNode, nodes: t.Sequence[Obj] | None, usage: Usage | Non
              unread: t.Mapping[str, str]) -> list[Finding]:  # fmt: skip
     """Whether the pods still to place fit, in all and in one topology domain (an estimate)."""
     pending = [p for p in group.members if not scheduled(p)]
-    assert group.min_count is not None  # only gangs are asked
-    needed = group.min_count - group.pods.scheduled
+    needed = group.needed - group.pods.scheduled
     if not pending or needed <= 0:
         return []
     shape = shape_of(pending[0])

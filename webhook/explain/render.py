@@ -19,8 +19,7 @@ __all__ = ["failure_json", "to_json", "to_text"]
 
 Json = dict[str, t.Any]
 _COLOURS: t.Final = {"runs": "green", "can-run": "green", "blocked": "red", "error": "red", "warning": "yellow",
-                     "info": "cyan", "missing": "red", "waiting-for-pods": "red", "pending": "yellow",
-                     "basic": "white"}  # fmt: skip
+                     "info": "cyan", "missing": "red", "waiting-for-pods": "red", "pending": "yellow"}  # fmt: skip
 _MARKS: t.Final = {"error": "✗", "warning": "!", "info": "i"}
 
 
@@ -32,7 +31,8 @@ def _group_line(group: GroupNode, colour: bool) -> str:
     parts = [f"{group.kind} {group.name}"]
     if not group.exists:
         return f"{parts[0]}  {_paint('missing', 'missing', colour)}"
-    parts.append(f"minCount {group.min_count}" if group.min_count is not None else "basic")
+    count = "minGroupCount" if group.kind == "CompositePodGroup" else "minCount"
+    parts.append(f"{count} {group.min_count}" if group.min_count is not None else "basic")
     if group.topology_key:
         parts.append(f"topology {group.topology_key}")
     if group.kind == "PodGroup":

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from webhook.governed.reconcile_model import group_count, meta, string
 from webhook.governed.workloads import Compiled
 
-__all__ = ["GroupNode", "PodCounts", "WorkloadNode", "active", "build", "group_of"]
+__all__ = ["GroupNode", "PodCounts", "WorkloadNode", "active", "build", "counted", "group_of"]
 
 Json = dict[str, t.Any]
 Obj = t.Mapping[str, t.Any]
-Verdict = t.Literal["runs", "waiting-for-pods", "pending", "missing", "basic"]
+Verdict = t.Literal["runs", "waiting-for-pods", "pending", "missing"]
 _FINISHED: t.Final = frozenset({"Succeeded", "Failed"})
 
 
@@ -27,11 +27,19 @@ def group_of(pod: Obj) -> str:
     return string(group.get("podGroupName")) if isinstance(group, dict) else ""
 
 
-def active(pod: Obj) -> bool:
-    """Not finished and not being deleted: a pod that counts towards a gang now."""
+def _phase(pod: Obj) -> object:
     status = pod.get("status")
-    phase = status.get("phase") if isinstance(status, dict) else None
-    return phase not in _FINISHED and not meta(pod).get("deletionTimestamp")
+    return status.get("phase") if isinstance(status, dict) else None
+
+
+def active(pod: Obj) -> bool:
+    """Not finished and not being deleted: a pod that is part of the workload now."""
+    return _phase(pod) not in _FINISHED and not meta(pod).get("deletionTimestamp")
+
+
+def counted(pod: Obj) -> bool:
+    """A pod the gang's quorum counts: active, or succeeded (the gang ran; a finished Job's pods)."""
+    return (active(pod) or _phase(pod) == "Succeeded") and not meta(pod).get("deletionTimestamp")
 
 
 def scheduled(pod: Obj) -> bool:
@@ -69,7 +77,7 @@ class GroupNode:
     topology_key: str = ""
     live: Json | None = None
     pods: PodCounts = field(default_factory=PodCounts)
-    members: list[Json] = field(default_factory=list)  # the active pods stamped with it
+    members: list[Json] = field(default_factory=list)  # the counted pods stamped with it
     children: list[GroupNode] = field(default_factory=list)
 
     @property
@@ -77,12 +85,18 @@ class GroupNode:
         if not self.exists:
             return "missing"
         if self.kind == "CompositePodGroup":
-            return "runs" if all(c.verdict in ("runs", "basic") for c in self.children) else "pending"
-        if self.min_count is None:
-            return "basic"
-        if self.pods.scheduled >= self.min_count:
+            # minGroupCount of its children must run (all of them without a gang).
+            ready = sum(c.verdict == "runs" for c in self.children)
+            return "runs" if ready >= (self.min_count or len(self.children)) else "pending"
+        need = self.needed
+        if self.pods.scheduled >= need:
             return "runs"
-        return "waiting-for-pods" if self.pods.exist < self.min_count else "pending"
+        return "waiting-for-pods" if self.pods.exist < need else "pending"
+
+    @property
+    def needed(self) -> int:
+        """Pods the group needs placed: ``minCount``, or every pod of a basic group."""
+        return self.min_count if self.min_count is not None else max(self.pods.exist, 1)
 
     def walk(self) -> t.Iterator[GroupNode]:
         yield self
@@ -106,21 +120,15 @@ class WorkloadNode:
     name: str
     exists: bool
     groups: list[GroupNode]
-    pods: PodCounts = field(default_factory=PodCounts)  # every active pod of the workload
-    ungrouped: int = 0  # active pods of the workload without a schedulingGroup
+    pods: PodCounts = field(default_factory=PodCounts)  # every counted pod of the workload
+    ungrouped: int = 0  # counted pods of the workload without a schedulingGroup
 
     def leaves(self) -> list[GroupNode]:
         return [g for top in self.groups for g in top.walk() if g.kind == "PodGroup"]
 
     @property
     def runs(self) -> bool:
-        leaves = self.leaves()
-        gangs = [g for g in leaves if g.min_count is not None]
-        if not self.exists or not leaves or any(not g.exists for g in leaves):
-            return False
-        if gangs:
-            return all(g.verdict == "runs" for g in gangs)
-        return self.pods.exist > 0 and self.pods.scheduled == self.pods.exist
+        return self.exists and bool(self.groups) and all(g.verdict == "runs" for g in self.groups)
 
     def to_json(self) -> Json:
         return {"kind": "Workload", "name": self.name, "exists": self.exists, "pods": self.pods.to_json(),
@@ -157,7 +165,7 @@ def build(compiled: Compiled, workload_exists: bool, live: t.Callable[[str, str]
         (nodes[parent].children if parent in nodes else top).append(node)
     tree = WorkloadNode(string(meta(compiled.workload).get("name")), workload_exists, top)
     for pod in pods:
-        if not active(pod):
+        if not counted(pod):
             continue
         tree.pods.add(pod)
         name = group_of(pod)
