@@ -31,8 +31,9 @@ from webhook.cli.audit_output import FORMATS, AuditReporter, Summary
 from webhook.cli.cluster import Cluster, Unusable, default_namespace, open_cluster, unusable
 from webhook.cli.kubeconfig_flag import kubeconfig_option
 from webhook.cli.validate import load_policy_set, with_policy_options
-from webhook.explain.cluster import Reader, Runtime
+from webhook.explain.cluster import Reader
 from webhook.explain.diagnose import summary_line
+from webhook.explain.runtime import Runtime
 from webhook.governed import foreign_gangs
 from webhook.governed.audit import (
     KINDS,
@@ -150,6 +151,8 @@ class Audit:
                 # The governed uids of the namespace, for the orphans.
                 store.add_governed(str((obj.get("metadata") or {}).get("uid", "")) for obj in page)
                 world = store.world_for(page)  # what this page's plans can match, and no more
+                if self.runtime is not None:
+                    self.runtime.page(ns, page)  # the page's objects' pods, for the runtime line
                 for obj in page:
                     s.objects += 1
                     observed = store.observe(world, obj)

@@ -23,14 +23,14 @@ from webhook.explain.snapshot import Snapshot
 from webhook.kube.api import Api, ApiException, Resource
 from webhook.policy import PolicySet
 
-__all__ = ["NotFound", "Reader", "Runtime", "explain_in_cluster"]
+__all__ = ["EVENTS", "EVENT_REASONS", "PODS", "NotFound", "Reader", "explain_in_cluster", "forbidden"]
 
 Json = dict[str, t.Any]
 NODES: t.Final = Resource("", "v1", "nodes", "Node")
 PODS: t.Final = Resource("", "v1", "pods", "Pod")
 EVENTS: t.Final = Resource("", "v1", "events", "Event")
 _BOUND_PODS: t.Final = "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"
-_EVENT_REASONS: t.Final = ("FailedCreate", "FailedScheduling")
+EVENT_REASONS: t.Final = ("FailedCreate", "FailedScheduling")
 
 
 class NotFound(Exception):
@@ -81,7 +81,7 @@ class Reader:
         return frozenset(self.api.discover(group, version) or ())
 
 
-def _forbidden(exc: Exception) -> str | None:
+def forbidden(exc: Exception) -> str | None:
     if isinstance(exc, ApiException) and exc.status in (401, 403):
         return f"{exc.status} {exc.reason}"
     return None
@@ -113,11 +113,11 @@ def _read(reader: Reader, spec: KindSpec, namespace: str, name: str, policies: P
     for page in reader.pages(PODS, namespace, labels=selector.label_selector()):
         snap.pods += [p for p in page if belongs(p, selector)]
     try:
-        for reason in _EVENT_REASONS:
+        for reason in EVENT_REASONS:
             for page in reader.pages(EVENTS, namespace, fields=f"reason={reason}"):
                 snap.events += page
     except ApiException as exc:
-        if (why := _forbidden(exc)) is None:
+        if (why := forbidden(exc)) is None:
             raise
         snap.unread["events"] = why
     return snap
@@ -128,7 +128,7 @@ def _capacity(reader: Reader, snap: Snapshot) -> None:
     try:
         snap.nodes = [n for page in reader.pages(NODES, None) for n in page]
     except ApiException as exc:
-        if (why := _forbidden(exc)) is None:
+        if (why := forbidden(exc)) is None:
             raise
         snap.unread["nodes"] = f"list nodes: {why}"
         return
@@ -137,7 +137,7 @@ def _capacity(reader: Reader, snap: Snapshot) -> None:
         for page in reader.pages(PODS, None, fields=_BOUND_PODS):
             add_usage(usage, page)  # only the sums per node are kept
     except ApiException as exc:
-        if (why := _forbidden(exc)) is None:
+        if (why := forbidden(exc)) is None:
             raise
         snap.nodes = None
         snap.unread["pods"] = f"list pods in all namespaces: {why}"
@@ -158,38 +158,3 @@ def explain_in_cluster(reader: Reader, spec: KindSpec, namespace: str, name: str
         _capacity(reader, snap)
         answer = explain(snap, policies, options)
     return answer
-
-
-class Runtime:
-    """``wasp audit``'s runtime summary: per governed object, the verdict and finding codes of
-    ``wasp explain`` (no capacity estimate: the audit reads no nodes). Events are read once per
-    namespace; pods per object, by label (a kind without a known pod label streams the
-    namespace's pods, keeping only the object's: bounded memory, more reads)."""
-
-    def __init__(self, reader: Reader, policies: PolicySet) -> None:
-        self.reader, self.policies = reader, policies
-        self.events: list[Json] = []
-        self.namespace = ""
-
-    def _enter(self, namespace: str) -> None:
-        if namespace == self.namespace:
-            return
-        self.namespace, self.events = namespace, []
-        try:
-            for reason in _EVENT_REASONS:
-                for page in self.reader.pages(EVENTS, namespace, fields=f"reason={reason}"):
-                    self.events += page
-        except ApiException as exc:
-            if _forbidden(exc) is None:
-                raise
-
-    def summary(self, obj: Json, workloads: t.Sequence[t.Mapping[str, t.Any]],
-                groups: t.Sequence[t.Mapping[str, t.Any]], served: bool) -> Explanation:  # fmt: skip
-        namespace = str((obj.get("metadata") or {}).get("namespace", ""))
-        self._enter(namespace)
-        selector = pod_selector(obj, self.policies)
-        pods = [p for page in self.reader.pages(PODS, namespace, labels=selector.label_selector())
-                for p in page if belongs(p, selector)]  # fmt: skip
-        snap = Snapshot(obj, [], [dict(w) for w in workloads], [dict(g) for g in groups], pods, self.events,
-                        was_served=served)  # fmt: skip
-        return explain(snap, self.policies, Options(capacity=False))
