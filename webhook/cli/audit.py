@@ -158,7 +158,9 @@ class Audit:
                     observed = store.observe(world, obj)
                     found = judge(obj, self.policies, observed, groups=self.was)
                     if self.runtime is not None:
-                        answer = self.runtime.summary(obj, observed.workloads, observed.groups, self.was)
+                        answer = self.runtime.summary(
+                            obj, observed.workloads, observed.groups, self.was, found
+                        )
                         found.append(Finding("Runtime", "info", object_ref(obj), "", summary_line(answer),
                                              detail={"verdict": answer.verdict,
                                                      "codes": [f.code for f in answer.findings]}))  # fmt: skip

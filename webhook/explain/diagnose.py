@@ -20,6 +20,7 @@ from webhook.explain.findings import Finding
 from webhook.explain.selection import belongs, pod_selector
 from webhook.explain.snapshot import Snapshot, ref
 from webhook.explain.tree import WorkloadNode, active, build, group_of
+from webhook.governed.audit import Finding as AuditFinding
 from webhook.governed.audit import judge
 from webhook.governed.ownership import WAS_AWARE_KINDS, controller_of
 from webhook.governed.reconcile import Observed
@@ -108,7 +109,8 @@ def _creator(policy: Policy) -> tuple[str, str]:
 
 
 def _structure(obj: Obj, policy: Policy, policies: PolicySet, snapshot: Snapshot, pods: t.Sequence[Obj],
-               tree: WorkloadNode, owner: Json) -> tuple[list[Finding], list[str]]:  # fmt: skip
+               tree: WorkloadNode, owner: Json, judged: t.Sequence[AuditFinding] | None,
+               ) -> tuple[list[Finding], list[str]]:  # fmt: skip
     """Missing objects and what the reconciler's plan reports; the plan's words about pods
     outside the groups are returned apart, for ``half-grouped``."""
     found: list[Finding] = []
@@ -120,7 +122,7 @@ def _structure(obj: Obj, policy: Policy, policies: PolicySet, snapshot: Snapshot
         uid = string(meta(obj).get("uid"))
         unstamped = sum(1 for p in pods if not group_of(p) and (controller_of(p) or {}).get("uid") == uid)
         observed = Observed(snapshot.workloads, snapshot.groups, snapshot.by_name, unstamped)
-        for f in judge(obj, policies, observed):
+        for f in judged if judged is not None else judge(obj, policies, observed):
             if f.type == "StartedWithoutGroups":
                 about_pods.append(f.message)
             elif f.type in _PLAN_REPORTS:
@@ -166,8 +168,11 @@ def _dropped(pods: t.Sequence[Obj], owner: Json) -> list[Finding]:
                     "the workload", {"ungrouped": len(ungrouped)})]  # fmt: skip
 
 
-def explain(snapshot: Snapshot, policies: PolicySet, options: Options = Options()) -> Explanation:
-    """The tree, the findings and the verdict for the snapshot's governed object."""
+def explain(snapshot: Snapshot, policies: PolicySet, options: Options = Options(),
+            judged: t.Sequence[AuditFinding] | None = None) -> Explanation:  # fmt: skip
+    """The tree, the findings and the verdict for the snapshot's governed object. ``judged``:
+    what :func:`webhook.governed.audit.judge` found for it already (``wasp audit`` has it), so
+    the reconciler's plan is not asked twice."""
     obj = snapshot.target
     policy = policies.for_object(obj) if obj is not None else None
     if obj is None or policy is None:
@@ -202,7 +207,7 @@ def explain(snapshot: Snapshot, policies: PolicySet, options: Options = Options(
     if not snapshot.was_served:
         out.findings = _dropped([p for p in pods if active(p)], owner)
         return out
-    structure, about_pods = _structure(obj, policy, policies, snapshot, pods, tree, owner)
+    structure, about_pods = _structure(obj, policy, policies, snapshot, pods, tree, owner, judged)
     found = [*structure]
     found += pod_rules.missing_groups(pods, exists, names, namespace)
     found += pod_rules.grouping(pods, names, exists, owner, about_pods)

@@ -18,6 +18,7 @@ from webhook.explain.cluster import EVENT_REASONS, EVENTS, PODS, Reader, forbidd
 from webhook.explain.diagnose import Explanation, Options, explain
 from webhook.explain.selection import pod_selector
 from webhook.explain.snapshot import Snapshot
+from webhook.governed.audit import Finding as AuditFinding
 from webhook.governed.ownership import controller_of
 from webhook.kube.api import ApiException
 from webhook.policy import PolicySet
@@ -90,10 +91,9 @@ class Runtime:
         owner = controller_of(pod)
         return set(by_owner.get(str(owner.get("uid", "")), ())) if owner is not None else set()
 
-    def summary(
-        self, obj: Json, workloads: t.Sequence[Obj], groups: t.Sequence[Obj], served: bool
-    ) -> Explanation:
-        """Explain ``obj`` (of the last :meth:`page`) from what the audit observed for it."""
+    def summary(self, obj: Json, workloads: t.Sequence[Obj], groups: t.Sequence[Obj], served: bool,
+                judged: t.Sequence[AuditFinding]) -> Explanation:  # fmt: skip
+        """Explain ``obj`` (of the last :meth:`page`) from what the audit observed and judged for it."""
         snap = Snapshot(obj, [], [dict(w) for w in workloads], [dict(g) for g in groups],
                         self.pods.get(_uid(obj), []), self.events, was_served=served)  # fmt: skip
-        return explain(snap, self.policies, Options(capacity=False))
+        return explain(snap, self.policies, Options(capacity=False), judged)
