@@ -10,9 +10,11 @@ import pytest
 
 from tests.explain.world import policies
 from webhook.explain.capacity import Shape, add_usage, fit, parse_quantity, pod_requests
+from webhook.explain.diagnose import explain
 from webhook.explain.kinds import parse_type
 from webhook.explain.selection import resolve
 from webhook.explain.sequencing import start_order
+from webhook.explain.snapshot import Snapshot
 
 Json = dict[str, t.Any]
 
@@ -137,3 +139,13 @@ def test_a_pod_a_podgroup_and_a_workload_lead_to_their_governed_object() -> None
         assert resolve(start, policies(), lookup) == (trainer, trail)
     orphan = {**group, "spec": {"workloadRef": {"workloadName": "gone"}}}
     assert resolve(orphan, policies(), lookup) == (None, ["PodGroup g", "Workload gone (not found)"])
+
+
+def test_a_cronjob_is_explained_through_its_jobs() -> None:
+    cronjob = {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "nightly", "namespace": "ml", "uid": "u"},
+               "spec": {"schedule": "0 0 * * *", "jobTemplate": {"spec": {"template": {"spec": {"containers": []}}}}}}  # fmt: skip
+    answer = explain(Snapshot(cronjob, ["CronJob nightly"]), policies())
+    assert [(f.code, f.fix) for f in answer.findings] == [
+        ("not-governed", "explain one of its Jobs: wasp explain job/NAME")
+    ]
+    assert (answer.tree, answer.exit_code) == (None, 1)

@@ -182,6 +182,12 @@ def explain(snapshot: Snapshot, policies: PolicySet, options: Options = Options(
         return Explanation(None, snapshot.trail, findings=[nothing])
     owner = ref(obj)
     out = Explanation(owner, snapshot.trail)
+    if (policy.group, policy.kind) == ("batch", "CronJob"):
+        # Each Job a CronJob creates is a root with its own Workload (docs/decisions.md §4).
+        out.findings = [Finding("not-governed", owner, "a CronJob has no gang of its own: each of its Jobs has one",
+                                (f"{obj.get('kind')} {meta(obj).get('name')} creates Jobs, each compiled on its own",),
+                                "explain one of its Jobs: wasp explain job/NAME")]  # fmt: skip
+        return out
     invalid = _invalid(obj, policies, owner)
     if invalid:
         out.findings = invalid
