@@ -112,3 +112,16 @@ def test_a_directory_of_lists_gives_the_same_answer(tmp_path: Path) -> None:
 def test_usage_errors_exit_2(tmp_path: Path) -> None:
     assert wasp("resnet")[0] == 2
     assert wasp("nosuchkind/x", "--from", str(tmp_path))[0] == 2
+
+
+def test_with_from_the_namespace_is_the_objects_when_it_is_the_only_one(tmp_path: Path) -> None:
+    target, dump = dump_of(SCENARIOS["pods-not-created"], tmp_path / "dump.yaml")
+    code, out, _ = wasp(target, "--from", str(dump), "-o", "json")
+    assert (code, json.loads(out)["target"]["namespace"]) == (1, NS)
+    items = yaml.safe_load(dump.read_text())["items"]
+    other = [
+        dict(i, metadata={**i["metadata"], "namespace": "other"}) for i in items if i["kind"] == "Trainer"
+    ]
+    dump.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": items + other}))
+    code, _, err = wasp(target, "--from", str(dump))
+    assert code == 2 and "several namespaces" in err and "give -n" in err

@@ -54,7 +54,8 @@ def _from_cluster(kubeconfig: Path | None, chunk_size: int, *args: t.Any) -> Exp
 
 @click.command("explain")
 @click.argument("target", metavar="TYPE/NAME")
-@click.option("-n", "--namespace", default=None, help="Namespace.  [default: the context's, else default]")
+@click.option("-n", "--namespace", default=None,
+              help="Namespace.  [default: the context's, else default; with --from, the object's if it is the only one of that name]")  # fmt: skip
 @kubeconfig_option
 @click.option(
     "--from", "dump", type=click.Path(path_type=Path), default=None,
@@ -75,8 +76,9 @@ def _from_cluster(kubeconfig: Path | None, chunk_size: int, *args: t.Any) -> Exp
 def explain_command(target: str, namespace: str | None, kubeconfig: Path | None, dump: Path | None, output: str,
                     color: str, schedulers: tuple[str, ...], pod_selector: str, chunk_size: int,
                     **policy_options: t.Any) -> None:  # fmt: skip
-    """Explain why a gang is not running: TYPE/NAME is a governed object (jobset/train), a
-    Workload, a PodGroup or a Pod.
+    """Explain why a gang is not running.
+
+    TYPE/NAME is a governed object (jobset/train), a Workload, a PodGroup or a Pod.
 
     Walks the object's Workload, CompositePodGroups, PodGroups and pods as wasp compiles and
     reconciles them, and prints a tree and findings, each with evidence and a fix. Read-only.
@@ -94,9 +96,7 @@ def explain_command(target: str, namespace: str | None, kubeconfig: Path | None,
     options = Options(frozenset(schedulers), pod_selector)
     if dump is not None:
         try:
-            answer = explain(
-                snapshot(load(dump), spec, namespace or "default", name, policies), policies, options
-            )
+            answer = explain(snapshot(load(dump), spec, namespace, name, policies), policies, options)
         except DumpError as exc:
             _fail(str(exc), output)
     else:

@@ -90,10 +90,18 @@ def _served(objects: t.Sequence[Json]) -> bool:
     return True
 
 
-def snapshot(
-    objects: t.Sequence[Json], spec: KindSpec, namespace: str, name: str, policies: PolicySet
-) -> Snapshot:
-    """The :class:`Snapshot` of what ``spec``/``name`` leads to, from the dump's ``objects``."""
+def snapshot(objects: t.Sequence[Json], spec: KindSpec, namespace: str | None, name: str,
+             policies: PolicySet) -> Snapshot:  # fmt: skip
+    """The :class:`Snapshot` of what ``spec``/``name`` leads to, from the dump's ``objects``;
+    without ``namespace``, the namespace of the only object of that kind and name."""
+    if namespace is None:
+        found = {str(_meta(o).get("namespace", "")) for o in objects
+                 if o.get("kind") == spec.kind and _group(o.get("apiVersion")) == spec.group and _meta(o).get("name") == name}  # fmt: skip
+        if len(found) > 1:
+            raise DumpError(
+                f"{spec.kind} {name} is in several namespaces of the dump ({', '.join(sorted(found))}): give -n"
+            )
+        namespace = found.pop() if found else "default"
 
     def find(group: str, kind: str, ns: str, wanted: str) -> Json | None:
         return next((o for o in objects if o.get("kind") == kind and _group(o.get("apiVersion")) == group
