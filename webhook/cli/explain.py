@@ -15,9 +15,8 @@ from pathlib import Path
 
 import click
 
-from webhook.cli.audit import policies_from
 from webhook.cli.kubeconfig_flag import kubeconfig_option
-from webhook.cli.validate import use_color, with_policy_options
+from webhook.cli.validate import load_policy_set, use_color, with_policy_options
 from webhook.explain import render
 from webhook.explain.diagnose import Explanation, Options, explain
 from webhook.explain.dump import DumpError, load, snapshot
@@ -89,7 +88,8 @@ def explain_command(target: str, namespace: str | None, kubeconfig: Path | None,
     kind_text, sep, name = target.partition("/")
     if not sep or not kind_text or not name:
         raise click.UsageError(f"TYPE/NAME expected, got {target!r}")
-    policies = policies_from(policy_options)
+    o = policy_options
+    policies = load_policy_set(o["policies"], o["policy_only"], o["feature_gates"], o.get("integrations", ()))
     spec = parse_type(kind_text, policies)
     if spec is None:
         raise click.UsageError(f"unknown type {kind_text!r}: a governed kind, workload, podgroup or pod")
