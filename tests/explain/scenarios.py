@@ -195,6 +195,15 @@ def no_podgroup(sink: Sink) -> str:
     return "trainer/resnet"
 
 
+def name_taken(sink: Sink) -> str:
+    obj = sink.create(trainer("resnet"))
+    workload = compiled(obj).workload
+    del workload["metadata"]["ownerReferences"]  # someone else's Workload holds the name
+    sink.create(workload)
+    pods(sink, obj, 4, group=group_name(obj))
+    return "trainer/resnet"
+
+
 def pods_not_created(sink: Sink) -> str:
     obj = sink.create(trainer("resnet"))
     objects_of(sink, obj)
@@ -335,6 +344,9 @@ SCENARIOS: t.Final = {
     "no-workload-job": Scenario(job_no_workload, ("no-workload",), 1),
     "no-workload": Scenario(no_workload, ("no-workload",), 1),
     "no-podgroup": Scenario(no_podgroup, ("no-podgroup",), 1),
+    "reconcile-blocked": Scenario(
+        name_taken, ("reconcile-blocked",), 1, {"reconcile-blocked": {"reason": "NameTaken"}}
+    ),
     "pods-not-created": Scenario(
         pods_not_created, ("pods-not-created",), 1, {"pods-not-created": {}}
     ),  # fmt: skip

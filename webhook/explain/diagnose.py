@@ -126,10 +126,12 @@ def _structure(obj: Obj, policy: Policy, policies: PolicySet, snapshot: Snapshot
             if f.type == "StartedWithoutGroups":
                 about_pods.append(f.message)
             elif f.type in _PLAN_REPORTS:
+                blocking = _PLAN_REPORTS[f.type]
                 found.append(Finding("reconcile-blocked", f.object, f.message, (f"{f.type}: {f.message}",),
                                      "see docs/reconciler.md for this reason", {"reason": f.type},
-                                     "warning" if f.severity != "error" else None))  # fmt: skip
-    if not tree.exists and not found:
+                                     None if blocking else "warning"))  # fmt: skip
+    blocked = any(f.level == "error" for f in found)
+    if not tree.exists and not blocked:
         evidence = [
             f"Workload {tree.name} (controllerRef {obj.get('kind')} {meta(obj).get('name')}) was not found: {creator}"
         ]
@@ -138,7 +140,7 @@ def _structure(obj: Obj, policy: Policy, policies: PolicySet, snapshot: Snapshot
         found.append(Finding("no-workload", {**owner, "apiVersion": "scheduling.k8s.io/v1beta1", "kind": "Workload",
                                              "name": tree.name}, f"Workload {tree.name} does not exist",
                              tuple(evidence), fix, {"workload": tree.name}))  # fmt: skip
-    elif tree.exists and missing and not found:
+    elif tree.exists and missing and not blocked:
         evidence = [f"{', '.join(sorted(missing))} not found: {creator}"]
         if waiting:
             evidence.append(f"{len(waiting)} pod(s) name them and wait: {pod_rules.names(waiting)}")
@@ -147,12 +149,14 @@ def _structure(obj: Obj, policy: Policy, policies: PolicySet, snapshot: Snapshot
     return found, about_pods
 
 
-# What the reconciler's plan reports about the object as a whole (webhook.governed.reconcile).
-_PLAN_REPORTS: t.Final = frozenset({
-    "NameTaken", "SeveralWorkloads", "SeveralPodGroups", "SeveralCompositePodGroups", "UnsupportedWorkloadStructure",
-    "DelegatedPodGroupNameClash", "FailedWorkloadCompilation", "ParentWorkloadMissing", "PodGroupNameClash",
-    "TemplateNotFound", "ExtraPodGroups", "CompositePodGroupImmutable", "MinCountDrift", "Extra",
-})  # fmt: skip
+# What the reconciler's plan (and the audit's comparison with it) reports about the object, and
+# whether it keeps the groups from being created (True) or is worth knowing (False).
+_PLAN_REPORTS: t.Final = {
+    "NameTaken": True, "SeveralWorkloads": True, "SeveralPodGroups": True, "SeveralCompositePodGroups": True,
+    "UnsupportedWorkloadStructure": True, "DelegatedPodGroupNameClash": True, "FailedWorkloadCompilation": True,
+    "PodGroupNameClash": True, "TemplateNotFound": True, "ParentWorkloadMissing": False,
+    "CompositePodGroupImmutable": False, "ExtraPodGroups": False, "MinCountDrift": False, "Extra": False,
+}  # fmt: skip
 
 
 def _dropped(pods: t.Sequence[Obj], owner: Json) -> list[Finding]:
