@@ -239,6 +239,24 @@ def failed_create(sink: Sink) -> str:
     return "trainer/resnet"
 
 
+def failed_create_child(sink: Sink) -> str:
+    obj = sink.create(jobset("train"))
+    objects_of(sink, obj)
+    child = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "train-workers-0", "uid": "uid-job"},
+    }
+    event(
+        sink,
+        "FailedCreate",
+        child,
+        'Error creating: pods "train-workers-0-0" is forbidden: violates PodSecurity',
+        2,
+    )
+    return "jobset/train"
+
+
 def suspended(sink: Sink) -> str:
     obj = sink.create(jobset("train", suspend=True))
     objects_of(sink, obj)
@@ -352,6 +370,9 @@ SCENARIOS: t.Final = {
     ),  # fmt: skip
     "held-back-sequenced": Scenario(held_back, ("held-back-sequenced",), 1),
     "failed-create": Scenario(failed_create, ("failed-create",), 1, {"failed-create": {"events": 3}}),
+    "failed-create-child": Scenario(
+        failed_create_child, ("failed-create",), 1, {"failed-create": {"events": 2}}
+    ),
     "suspended": Scenario(suspended, ("suspended",), 1, {"suspended": {"path": "spec.suspend", "queue": ""}}),
     "podgroup-missing": Scenario(
         podgroup_missing,

@@ -79,16 +79,24 @@ def _aggregate(events: t.Iterable[Obj]) -> list[tuple[str, int, list[str]]]:
     return [(m, n, sorted(who[m])) for m, n in sorted(times.items(), key=lambda kv: (-kv[1], kv[0]))]
 
 
+# Kinds that create a workload's pods for its controller, besides the policy's child templates:
+# the Job controller (an MPIJob's launcher), StatefulSets (a LeaderWorkerSet's leaders and workers).
+_POD_CREATORS: t.Final = frozenset({"Job", "StatefulSet"})
+
+
 def _of_workload(event: Obj, obj: Obj, policy: Policy) -> bool:
-    """An event of the object, or of a child its controller makes from its templates
-    (``stamping.childTemplates``: a JobSet's Jobs are named ``<jobset>-...``)."""
+    """An event of the object, or of a child that creates its pods, named after it as the
+    controllers name them (a JobSet's Jobs ``<jobset>-<rjob>-<i>``, an LWS's StatefulSets
+    ``<lws>`` and ``<lws>-<group>``)."""
     involved, m = _involved(event), meta(obj)
     if m.get("uid") and involved.get("uid") == m.get("uid"):
         return True
-    if (involved.get("kind"), involved.get("name")) == (obj.get("kind"), m.get("name")):
+    name = string(m.get("name"))
+    if (involved.get("kind"), involved.get("name")) == (obj.get("kind"), name):
         return True
-    children = {c.kind for c in policy.child_templates}
-    return involved.get("kind") in children and string(involved.get("name")).startswith(f"{m.get('name')}-")
+    creators = _POD_CREATORS | {c.kind for c in policy.child_templates}
+    other = string(involved.get("name"))
+    return involved.get("kind") in creators and (other == name or other.startswith(f"{name}-"))
 
 
 def _wanted(group: GroupNode) -> str:
