@@ -126,12 +126,17 @@ def big_nodes(sink: Sink, n: int = 2) -> None:
 # -- the scenarios ------------------------------------------------------------------------------
 
 
-def runs(sink: Sink) -> str:
-    big_nodes(sink)
+def running_trainer(sink: Sink, **pod_fields: t.Any) -> str:
+    """A Trainer whose objects exist and whose 4 pods run (with ``pod_fields``)."""
     obj = sink.create(trainer("resnet"))
     objects_of(sink, obj)
-    pods(sink, obj, 4, running=True, group=group_name(obj))
+    pods(sink, obj, 4, running=True, group=group_name(obj), **pod_fields)
     return "trainer/resnet"
+
+
+def runs(sink: Sink) -> str:
+    big_nodes(sink)
+    return running_trainer(sink)
 
 
 def runs_jobset(sink: Sink) -> str:
@@ -144,10 +149,7 @@ def runs_jobset(sink: Sink) -> str:
 
 
 def completed(sink: Sink) -> str:
-    obj = sink.create(trainer("resnet"))
-    objects_of(sink, obj)
-    pods(sink, obj, 4, running=True, group=group_name(obj), phase="Succeeded")
-    return "trainer/resnet"
+    return running_trainer(sink, phase="Succeeded")
 
 
 def runs_job(sink: Sink) -> str:
@@ -174,12 +176,17 @@ def composite(sink: Sink, decode: int) -> str:
     return "inferenceservice/llama"
 
 
-def can_run(sink: Sink) -> str:
-    big_nodes(sink)
+def pending_trainer(sink: Sink, n: int = 4) -> str:
+    """A Trainer whose objects exist and ``n`` of whose pods wait, unplaced."""
     obj = sink.create(trainer("resnet"))
     objects_of(sink, obj)
-    pods(sink, obj, 4, group=group_name(obj))
+    pods(sink, obj, n, group=group_name(obj))
     return "trainer/resnet"
+
+
+def can_run(sink: Sink) -> str:
+    big_nodes(sink)
+    return pending_trainer(sink)
 
 
 def no_workload(sink: Sink) -> str:
@@ -205,10 +212,7 @@ def name_taken(sink: Sink) -> str:
 
 
 def pods_not_created(sink: Sink) -> str:
-    obj = sink.create(trainer("resnet"))
-    objects_of(sink, obj)
-    pods(sink, obj, 2, group=group_name(obj))
-    return "trainer/resnet"
+    return pending_trainer(sink, 2)
 
 
 def held_back(sink: Sink) -> str:
@@ -279,26 +283,12 @@ def half_grouped(sink: Sink) -> str:
     return "trainer/resnet"
 
 
-def dropped(sink: Sink) -> str:
-    obj = sink.create(trainer("resnet"))
-    pods(sink, obj, 4, group=group_name(obj))
-    return "trainer/resnet"
-
-
 def foreign_scheduler(sink: Sink) -> str:
-    obj = sink.create(trainer("resnet"))
-    objects_of(sink, obj)
-    pods(sink, obj, 4, running=True, group=group_name(obj), scheduler="volcano")
-    return "trainer/resnet"
+    return running_trainer(sink, scheduler="volcano")
 
 
 def second_gang(sink: Sink) -> str:
-    obj = sink.create(trainer("resnet"))
-    objects_of(sink, obj)
-    pods(
-        sink, obj, 4, running=True, group=group_name(obj), labels={"scheduling.x-k8s.io/pod-group": "resnet"}
-    )
-    return "trainer/resnet"
+    return running_trainer(sink, labels={"scheduling.x-k8s.io/pod-group": "resnet"})
 
 
 def failed_scheduling(sink: Sink) -> str:
@@ -334,10 +324,7 @@ def insufficient_capacity(sink: Sink) -> str:
 
 
 def capacity_unknown(sink: Sink) -> str:
-    obj = sink.create(trainer("resnet"))
-    objects_of(sink, obj)
-    pods(sink, obj, 4, group=group_name(obj))
-    return "trainer/resnet"
+    return pending_trainer(sink)  # no nodes in the dump; the stand-in answers 403 to listing them
 
 
 @dataclass(frozen=True)
@@ -384,7 +371,7 @@ SCENARIOS: t.Final = {
         half_grouped, ("half-grouped",), 1, {"half-grouped": {"ungrouped": 2, "inOtherGroups": 0}}
     ),  # fmt: skip
     "schedulinggroup-dropped": Scenario(
-        dropped,
+        no_workload,
         ("schedulinggroup-dropped",),
         1,
         {"schedulinggroup-dropped": {"ungrouped": 4}},

@@ -15,14 +15,12 @@ __all__ = ["COMPOSITE_POD_GROUPS", "POD_GROUPS", "WORKLOADS", "KindSpec", "by_ki
 
 
 class KindSpec(t.NamedTuple):
+    """A resource as the API serves it (the cluster shell makes a ``webhook.kube.api.Resource`` of it)."""
+
     group: str
     version: str
     plural: str
     kind: str
-
-    @property
-    def api_version(self) -> str:
-        return f"{self.group}/{self.version}" if self.group else self.version
 
 
 WORKLOADS: t.Final = KindSpec("scheduling.k8s.io", "v1beta1", "workloads", "Workload")
