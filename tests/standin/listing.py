@@ -1,4 +1,4 @@
-"""The stand-in's list semantics: label selectors and pages with ``limit`` and ``continue``.
+"""The stand-in's list semantics: label and field selectors, pages with ``limit`` and ``continue``.
 
 A STAND-IN for kube-apiserver's paginated lists: items come in (namespace, name) order;
 ``continue`` is an opaque token naming the list's resourceVersion and the last key served;
@@ -60,6 +60,47 @@ def selector(text: str) -> t.Callable[[t.Mapping[str, str]], bool]:
         else:
             tests.append(lambda labels, k=key, n=bool(neg): (k in labels) != n)
     return lambda labels: all(test(labels) for test in tests)
+
+
+# kube-apiserver's field labels per kind (each registry's GetAttrs / field label conversion:
+# pkg/registry/core/pod/strategy.go, core/event/strategy.go, core/node/strategy.go); every
+# kind has metadata.name and metadata.namespace. Any other field is a 400.
+_FIELDS: t.Final[dict[str, tuple[str, ...]]] = {
+    "Pod": ("spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
+            "spec.hostNetwork", "status.phase", "status.podIP", "status.podIPs", "status.nominatedNodeName"),
+    "Event": ("involvedObject.kind", "involvedObject.namespace", "involvedObject.name", "involvedObject.uid",
+              "involvedObject.apiVersion", "involvedObject.resourceVersion", "involvedObject.fieldPath",
+              "reason", "reportingComponent", "source", "type"),
+    "Node": ("spec.unschedulable",),
+}  # fmt: skip
+
+
+def _field(obj: Json, path: str) -> str:
+    node: t.Any = obj
+    if path == "source":  # an Event's source is its source.component
+        path = "source.component"
+    for step in path.split("."):
+        node = node.get(step) if isinstance(node, dict) else None
+    if isinstance(node, bool):
+        return "true" if node else "false"
+    return "" if node is None else str(node)
+
+
+def fields(text: str, kind: str) -> t.Callable[[Json], bool]:
+    """A predicate over objects for ``fieldSelector`` (``=``, ``==``, ``!=``, comma-separated);
+    ``ValueError`` for a field the kind does not index or a requirement it cannot parse."""
+    tests: list[t.Callable[[Json], bool]] = []
+    allowed = ("metadata.name", "metadata.namespace", *_FIELDS.get(kind, ()))
+    for part in (p for p in text.split(",") if p.strip()):
+        m = re.match(r"^\s*([\w.]+)\s*(==|=|!=)\s*(.*?)\s*$", part)
+        if m is None:
+            raise ValueError(f"invalid selector: {part!r}")
+        path, op, value = m.groups()
+        if path not in allowed:
+            raise ValueError(f"field label not supported: {path}")
+        equal = op != "!="
+        tests.append(lambda obj, p=path, v=value, e=equal: (_field(obj, p) == v) == e)
+    return lambda obj: all(test(obj) for test in tests)
 
 
 def labels_of(obj: Json) -> t.Mapping[str, str]:

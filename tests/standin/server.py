@@ -5,7 +5,8 @@ against this process. It speaks the parts of the protocol the reconciler's resou
 
 * discovery: ``/api``, ``/api/v1``, ``/apis``, ``/apis/<group>``, ``/apis/<group>/<version>``;
   ``/version`` (``--server-version``);
-* per resource: list (``resourceVersion`` in the list metadata; ``labelSelector``; pages with
+* per resource: list (``resourceVersion`` in the list metadata; ``labelSelector``; ``fieldSelector``
+  on the fields kube-apiserver indexes for Pods, Events and Nodes (tests/standin/listing.py); pages with
   ``limit`` and ``continue``, 410 ``Expired`` for a token from before a compaction, see
   tests/standin/listing.py), ``watch=true`` streams
   (newline-delimited JSON events over chunked HTTP/1.1, ``resourceVersion`` to resume,
@@ -248,6 +249,7 @@ class Handler(BaseHTTPRequestHandler):
                 limit=limit,
                 token=query.get("continue", ""),
                 labels=query.get("labelSelector", ""),
+                field_selector=query.get("fieldSelector", ""),
             )
             r = store.resources[key]
             list_meta: Json = {"resourceVersion": str(rv)}

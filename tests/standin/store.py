@@ -48,6 +48,7 @@ BUILTIN: t.Final = (
     Resource("", "v1", "pods", "Pod"),
     Resource("", "v1", "events", "Event"),
     Resource("", "v1", "namespaces", "Namespace", namespaced=False),
+    Resource("", "v1", "nodes", "Node", namespaced=False),
     Resource("coordination.k8s.io", "v1", "leases", "Lease"),
     Resource("scheduling.k8s.io", "v1beta1", "workloads", "Workload"),
     Resource("scheduling.k8s.io", "v1beta1", "podgroups", "PodGroup"),
@@ -222,11 +223,19 @@ class Store:
             return found, self.rv
 
     def page(
-        self, key: str, namespace: str | None, *, limit: int, token: str, labels: str
+        self,
+        key: str,
+        namespace: str | None,
+        *,
+        limit: int,
+        token: str,
+        labels: str,
+        field_selector: str = "",
     ) -> tuple[list[Json], int, str, int]:
         """(items, resourceVersion, continue token or "", items left) of one page of a list."""
         try:
             match = listing.selector(labels)
+            picked = listing.fields(field_selector, self.resources[key].kind)
             rv, epoch, start = listing.decode(token) if token else (self.rv, self.compactions, ("", ""))
         except ValueError as exc:
             raise ApiError(400, "BadRequest", str(exc)) from None
@@ -251,7 +260,7 @@ class Store:
             for i, k in enumerate(keys):
                 if limit and len(found) == limit:
                     return found, rv, listing.encode(rv, epoch, keys[i - 1]), len(keys) - i
-                if match(listing.labels_of(objects[k])):
+                if match(listing.labels_of(objects[k])) and picked(objects[k]):
                     found.append(objects[k])
             return found, rv, "", 0
 

@@ -31,6 +31,9 @@ from webhook.cli.audit_output import FORMATS, AuditReporter, Summary
 from webhook.cli.cluster import Cluster, Unusable, default_namespace, open_cluster, unusable
 from webhook.cli.kubeconfig_flag import kubeconfig_option
 from webhook.cli.validate import load_policy_set, with_policy_options
+from webhook.explain.cluster import Reader
+from webhook.explain.diagnose import summary_line
+from webhook.explain.runtime import Runtime
 from webhook.governed import foreign_gangs
 from webhook.governed.audit import (
     KINDS,
@@ -73,7 +76,7 @@ class Progress:
 
 class Audit:
     def __init__(self, cluster: Cluster, policies: PolicySet, reporter: AuditReporter, selector: str,
-                 progress: Progress) -> None:  # fmt: skip
+                 progress: Progress, runtime: bool = True) -> None:  # fmt: skip
         self.cluster, self.policies, self.reporter = cluster, policies, reporter
         self.selector, self.progress = selector, progress
         self.summary = Summary()
@@ -91,6 +94,10 @@ class Audit:
                 self.governed.append(resource)
             else:
                 self.summary.not_served.append(str(resource))
+        # wasp explain's verdict per governed object, through its functions (docs/explain.md).
+        self.runtime = (
+            Runtime(Reader(cluster.api, cluster.page_size), policies) if runtime and self.was else None
+        )
 
     def emit(self, ref: Json, found: t.Sequence[Finding]) -> None:
         for f in found:
@@ -144,9 +151,19 @@ class Audit:
                 # The governed uids of the namespace, for the orphans.
                 store.add_governed(str((obj.get("metadata") or {}).get("uid", "")) for obj in page)
                 world = store.world_for(page)  # what this page's plans can match, and no more
+                if self.runtime is not None:
+                    self.runtime.page(ns, page)  # the page's objects' pods, for the runtime line
                 for obj in page:
                     s.objects += 1
-                    found = judge(obj, self.policies, store.observe(world, obj), groups=self.was)
+                    observed = store.observe(world, obj)
+                    found = judge(obj, self.policies, observed, groups=self.was)
+                    if self.runtime is not None:
+                        answer = self.runtime.summary(
+                            obj, observed.workloads, observed.groups, self.was, found
+                        )
+                        found.append(Finding("Runtime", "info", object_ref(obj), "", summary_line(answer),
+                                             detail={"verdict": answer.verdict,
+                                                     "codes": [f.code for f in answer.findings]}))  # fmt: skip
                     self.emit(object_ref(obj), found)
                 tick(f"{resource.plural}")
         if not self.selector:  # with a selector, unselected owners would look like none
@@ -223,10 +240,16 @@ def _namespaces(cluster: Cluster) -> t.Iterator[str]:
     show_default=True,
     help="Objects per list page: the most of one kind held at a time.",
 )
+@click.option(
+    "--runtime/--no-runtime",
+    default=True,
+    show_default=True,
+    help="A runtime summary line per governed object (wasp explain's verdict and finding codes).",
+)
 @click.option("--progress/--no-progress", default=None,
               help="A progress line on stderr.  [default: on a terminal, not in CI]")  # fmt: skip
 def audit(kubeconfig: Path | None, namespace: str | None, all_namespaces: bool, selector: str, output: str,
-          strict: bool, chunk_size: int, progress: bool | None, **policy_options: t.Any) -> None:  # fmt: skip
+          strict: bool, chunk_size: int, runtime: bool, progress: bool | None, **policy_options: t.Any) -> None:  # fmt: skip
     """Audit what is in the cluster: governed objects, their scheduling objects, foreign gangs.
 
     Every governed object is validated as the webhook would admit it (as a CREATE), and its
@@ -245,7 +268,7 @@ def audit(kubeconfig: Path | None, namespace: str | None, all_namespaces: bool, 
     reporter = FORMATS[output](sys.stdout)
     meter = Progress(progress)
     try:
-        run = Audit(cluster, policy_set, reporter, selector, meter)
+        run = Audit(cluster, policy_set, reporter, selector, meter, runtime)
     except Exception as exc:
         raise Unusable(unusable(exc)) from None
     reporter.start()

@@ -19,6 +19,7 @@ _COMMANDS: t.Final = {
     "certs": "webhook.cli.certs:certs",
     "compile": "webhook.cli.render:compile_command",
     "doctor": "webhook.cli.doctor:doctor",
+    "explain": "webhook.cli.explain:explain_command",
     "policy": "webhook.cli.policy:policy",
     "reconcile": "webhook.cli.reconcile:reconcile",
     "schema": "webhook.cli.schema:schema",
