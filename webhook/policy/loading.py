@@ -20,6 +20,7 @@ from webhook.policy.celbinding import binding
 from webhook.policy.childtemplates import load_child_templates
 from webhook.policy.membership import load_membership
 from webhook.policy.model import DefaultRule, NodeSpec, PodCount, Policy, RefusedField
+from webhook.policy.schedulability import load_schedulability
 from webhook.policy.schema import POLICY_SCHEMA
 from webhook.vocab.errors import PolicyError
 from webhook.vocab.field import FieldPath
@@ -218,6 +219,13 @@ class _Loader:
             if name == "index" and for_each is None:
                 self.fail(location, "{index} needs forEach on this node")
 
+    def cel(self, location: str, expression: str) -> cel.Program:
+        program = _compile_cel(self, location, expression)
+        unknown = sorted(set(program.variables()) - {"self"} - set(_MACRO_VARIABLE.findall(expression)))
+        if unknown:
+            self.fail(location, f"{expression!r} names {', '.join(map(repr, unknown))}: the object is `self`")
+        return program
+
     def defaults(self, docs: list[dict[str, t.Any]]) -> tuple[DefaultRule, ...]:
         rules = []
         for i, doc in enumerate(docs):
@@ -295,6 +303,7 @@ def parse_policy(source: str, doc: object) -> Policy:
         warnings=tuple(warnings),
         enforcement=spec.get("enforcement", "deny"),
         notice=spec.get("notice"),
+        schedulability=load_schedulability(loader, spec.get("schedulability")),
         refused_fields=tuple(
             RefusedField(
                 path=loader.path(f"spec.refusedFields[{i}].path", entry["path"]),

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import typing as t
 
+from webhook.policy.schedulability import SCHEDULABILITY_SCHEMA
+
 __all__ = ["POLICY_API_VERSION", "POLICY_KIND", "POLICY_SCHEMA"]
 
 POLICY_API_VERSION: t.Final = "wasp.dev/v1alpha1"
@@ -225,6 +227,7 @@ POLICY_SCHEMA: t.Final[dict[str, t.Any]] = {
                 },
                 "updateRules": {"enum": ["elastic", "immutable", "none"]},
                 "root": {"$ref": "#/$defs/node"},
+                "schedulability": SCHEDULABILITY_SCHEMA,
                 "defaults": {
                     "type": "array",
                     "items": {
