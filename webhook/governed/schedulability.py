@@ -156,9 +156,8 @@ def _limit_error(node: ObjectNode, limit: PodLimit, need: int, count: int) -> Fi
         return invalid(
             gang.child("minCount"), explicit, f"the gang can never form: {explain}; {fix}", origin=limit.rule
         )
-    source = node.pod_count_source or "the pod count"
     detail = (
-        f"the gang can never form: minCount is unset, so it waits for every pod ({need}, {source}), "
+        f"the gang can never form: minCount is unset, so it waits for every pod, {node.pod_count_shown}, "
         f"but {explain}; {fix}"
     )
     return invalid(gang, OMIT, detail, origin=limit.rule)

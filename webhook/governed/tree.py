@@ -109,6 +109,16 @@ class ObjectNode(WorkloadItem):
         shown = f" ({pc.expression})" if len(t.cast(str, pc.expression)) <= _SHOWN_EXPRESSION else ""
         return f"the pod count{where}{shown}"
 
+    @property
+    def pod_count_shown(self) -> str:
+        """The pod count and how it was derived, for messages: ``the pod count (7: the head and
+        every worker ...)`` with the policy's words, else ``<source> (7)``."""
+        pc = self.spec.pod_count
+        if pc is not None and pc.description is not None:
+            where = f" of {self.context_path}" if self.context_path else ""
+            return f"the pod count{where} ({self.pod_count}: {pc.description})"
+        return f"{self.pod_count_source} ({self.pod_count})"
+
     def walk(self) -> list[ObjectNode]:
         """This node and its descendants in pre-order (a list: a review walks a tree often)."""
         out: list[ObjectNode] = []

@@ -215,7 +215,7 @@ def _pod_count_bound(node: ObjectNode, errors: list[FieldError], warnings: list[
             invalid(
                 node.path.child("schedulingPolicy", "gang", "minCount"),
                 min_count,
-                f"must be less than or equal to {node.pod_count_source} ({node.pod_count})",
+                f"must be less than or equal to {node.pod_count_shown}",
                 origin="podCount",
             )
         )

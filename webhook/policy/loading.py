@@ -202,7 +202,7 @@ class _Loader:
                 f"{expression!r} names {', '.join(map(repr, unknown))}: the node's context is `self` "
                 "(e.g. self.replicas * self.template.spec.parallelism)",
             )
-        return PodCount(None, default, expression, program)
+        return PodCount(None, default, expression, program, doc.get("description"))
 
     def check_template_name(
         self, location: str, pattern: str, for_each: FieldPath | None, *, keyed: bool

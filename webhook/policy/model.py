@@ -53,6 +53,8 @@ class PodCount:
     default: int = 1
     expression: str | None = None
     program: cel.Program | None = field(default=None, compare=False, repr=False)
+    # How an expression counts, in words a user can check (messages quote it, never the CEL).
+    description: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

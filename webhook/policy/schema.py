@@ -98,6 +98,12 @@ _NODE: dict[str, t.Any] = {
                 "path": _PATH,
                 "expression": {"type": "string", "minLength": 1},
                 "default": {"type": "integer", "minimum": 0},
+                "description": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 200,
+                    "description": "How the expression counts, in words: messages quote it instead of the CEL.",
+                },
             },
         },
         "minCountDefault": {"enum": ["podCount", "none"]},
