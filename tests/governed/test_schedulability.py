@@ -18,6 +18,7 @@ import yaml
 from webhook.governed.validation import validate_object
 from webhook.policy import PolicySet
 from webhook.policy.integrations import integration_paths
+from webhook.vocab.errors import PolicyError
 
 Json = dict[str, t.Any]
 DATA = Path(__file__).resolve().parents[1] / "integrations" / "data"
@@ -232,3 +233,40 @@ def test_an_object_admitted_before_stays_editable(policies: PolicySet) -> None:
     errors, warned = findings(policies, new, old)
     assert not errors
     assert any("sequenced-start" in w for w in warned)
+
+
+@pytest.mark.parametrize(
+    ("rules", "refused", "warned"),
+    [
+        pytest.param(None, True, 0, id="default: refused at load"),
+        pytest.param({"action": "warn", "reason": "we know"}, False, 1, id="warn: a load warning"),
+        pytest.param({"action": "off", "reason": "we know"}, False, 0, id="off"),
+    ],
+)
+def test_delegating_a_leaf_under_a_composite_is_refused_at_load(
+    tmp_path: Path, rules: Json | None, refused: bool, warned: int
+) -> None:
+    # The 1.37 Job controller finds delegated templates among the top-level podGroupTemplates
+    # only (getPodGroupTemplateByName); the example's leaves sit under its composite root.
+    doc = yaml.safe_load(
+        (
+            Path(__file__).resolve().parents[2] / "examples" / "jobset-per-replicated-job" / "policy.yaml"
+        ).read_text()
+    )
+    doc["spec"]["stamping"]["childTemplates"][0].update(
+        mode="delegate", children={"path": "replicas", "default": 1}
+    )
+    if rules is not None:
+        doc["spec"]["schedulability"] = {"rules": {"delegation-unreachable": rules}}
+    (tmp_path / "p.yaml").write_text(yaml.safe_dump(doc))
+    if refused:
+        with pytest.raises(
+            PolicyError,
+            match=r"spec\.stamping\.childTemplates\[0\]\.mode: delegate: .*getPodGroupTemplateByName",
+        ):
+            PolicySet.load([tmp_path / "p.yaml"])
+    else:
+        assert (
+            len([w for w in PolicySet.load([tmp_path / "p.yaml"]).warnings if "delegation-unreachable" in w])
+            == warned
+        )
