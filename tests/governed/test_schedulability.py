@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.integrations.wasp_cli import wasp
 from webhook.governed.validation import validate_object
 from webhook.policy import PolicySet
 from webhook.policy.integrations import integration_paths
@@ -270,3 +271,24 @@ def test_delegating_a_leaf_under_a_composite_is_refused_at_load(
             len([w for w in PolicySet.load([tmp_path / "p.yaml"]).warnings if "delegation-unreachable" in w])
             == warned
         )
+
+
+@pytest.mark.parametrize(
+    ("flags", "warned"),
+    [
+        pytest.param((), True, id="volcano is not a WAS scheduler by default"),
+        pytest.param(
+            ("--was-schedulers", "default-scheduler,volcano"), False, id="listed with --was-schedulers"
+        ),
+    ],
+)
+def test_the_schedulers_that_implement_was_are_a_setting(
+    tmp_path: Path, flags: tuple[str, ...], warned: bool
+) -> None:
+    (tmp_path / "job.yaml").write_text(yaml.safe_dump(sample("volcano", spec__schedulerName="volcano")))
+    code, out, _ = wasp(
+        "validate", "--integrations", "volcano-job", "-o", "json", *flags, tmp_path / "job.yaml"
+    )
+    [result] = json.loads(out)["results"]
+    assert code == 0 and result["errors"] == []
+    assert any("foreign-scheduler" in w for w in result["warnings"]) is warned, result["warnings"]
