@@ -199,6 +199,7 @@ CLEAN = [
     pytest.param(sample("lws", spec__leaderWorkerTemplate__leaderTemplate__spec__priorityClassName="high", spec__leaderWorkerTemplate__workerTemplate__spec__priorityClassName="high"), id="lws one priority class"),
     pytest.param(sample("mpijob", gang(), spec__launcherCreationPolicy="WaitForWorkersReady"), id="mpijob default under WaitForWorkersReady"),
     pytest.param(sample("mpijob", gang()), id="mpijob AtStartup"),
+    pytest.param(sample("mpijob", gang(), spec__launcherCreationPolicy="WaitForWorkersReady", spec__mpiReplicaSpecs__Worker=...), id="mpijob WaitForWorkersReady without workers: the launcher at once"),
     pytest.param(sample("volcano"), id="volcano without dependsOn"),
     pytest.param(sample("volcano", gang(1), spec__tasks__1__dependsOn={"name": ["ps"]}), id="volcano dependsOn minCount of the first task"),
     pytest.param(sample("rayjob", gang()), id="rayjob without clusterSelector"),

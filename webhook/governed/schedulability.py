@@ -51,7 +51,8 @@ def schedulability(
             errors.append(err)
         else:
             warnings.append(f"{err.error()} (schedulability rule {rule})")
-    return errors, warnings
+    # Templates that inherit one field (Volcano tasks, the Job's spec.schedulerName) say it once.
+    return errors, list(dict.fromkeys(warnings))
 
 
 def findings(

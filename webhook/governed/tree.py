@@ -203,7 +203,7 @@ class _Builder:
         else:
             (raw, failure), where = evaluate_count(pc, node.context), node.context_path
             if failure is not None:
-                detail = f"the {what} {pc.expression!r} cannot be computed: {failure}"
+                detail = f"the {what} {_shown(pc)} cannot be computed: {failure}"
                 self.errors.append(invalid(where, OMIT, detail[:300], origin="podCount"))
                 return None
         if raw is None:
@@ -213,7 +213,7 @@ class _Builder:
         if pc.path is not None:
             self.errors.append(type_invalid(where, raw, "must be of type integer"))
         else:
-            detail = f"the {what} {pc.expression!r} gives {type(raw).__name__} {raw!r}, not an integer"
+            detail = f"the {what} {_shown(pc)} gives {type(raw).__name__} {raw!r}, not an integer"
             self.errors.append(invalid(where, OMIT, detail[:300], origin="podCount"))
         return None
 
@@ -329,6 +329,11 @@ class _Builder:
             self.errors.append(type_invalid(list_path, elements, "must be of type array"))
             return 0, []
         return len(elements), [(list_path.index(i), e, None) for i, e in enumerate(elements[:limit])]
+
+
+def _shown(pc: PodCount) -> str:
+    """A count expression as messages name it: the policy's words when it has them, else the CEL."""
+    return f"({pc.description})" if pc.description is not None else repr(pc.expression)
 
 
 def _min_group_count_callback(children: int) -> t.Callable[[SchedulingConfig], None]:
