@@ -46,7 +46,12 @@ def schedulability(
         old_nodes = build_tree(policy, old)[0].walk()
         before = {(rule, str(e.field)) for rule, e in findings(policy, old, old_nodes, judge_job=judge_job)}
     errors, warnings = [], []
-    for rule, err in found:
+    said: set[str] = set()
+    # Denials first, so a field both denied and warned about is denied.
+    for rule, err in sorted(found, key=lambda f: rules.action(f[0]) != "deny"):
+        if str(err.field) in said:
+            continue  # one finding per field (a child Job judged as a Job may repeat the parent's)
+        said.add(str(err.field))
         if rules.action(rule) == "deny" and (rule, str(err.field)) not in before:
             errors.append(err)
         else:
@@ -107,15 +112,13 @@ def _min_count(node: ObjectNode) -> int | None:
     except Exception:  # noqa: BLE001 - a malformed block is the structural layer's error
         return None
     gang = cfg.policy.gang if cfg.policy is not None else None
-    count = gang.min_count if gang is not None else None
-    return count if isinstance(count, int) and not isinstance(count, bool) else None
+    return _integer(gang.min_count) if gang is not None else None
 
 
 def _explicit(node: ObjectNode) -> int | None:
     policy = node.block.get("schedulingPolicy") if isinstance(node.block, dict) else None
     gang = policy.get("gang") if isinstance(policy, dict) else None
-    count = gang.get("minCount") if isinstance(gang, dict) else None
-    return count if isinstance(count, int) and not isinstance(count, bool) else None
+    return _integer(gang.get("minCount")) if isinstance(gang, dict) else None
 
 
 def _integer(value: object) -> int | None:
@@ -237,7 +240,8 @@ def _mixed(obj: Obj, members: list[tuple[PodTemplate, FieldPath, Obj]]) -> list[
         elif name != first_scheduler[0]:
             detail = (
                 f"the pods of one gang must name one scheduler: {first_scheduler[1]} is "
-                f"{first_scheduler[0]!r}, and a PodGroup whose pods name different schedulers fails"
+                f"{first_scheduler[0]!r}, and a PodGroup whose pods name different schedulers fails; "
+                "give every template of the gang one schedulerName"
             )
             out.append(("mixed-group", invalid(path, name, detail, origin="mixed-group")))
         priority = get_path(template, FieldPath.of("spec", "priorityClassName"))
@@ -246,7 +250,10 @@ def _mixed(obj: Obj, members: list[tuple[PodTemplate, FieldPath, Obj]]) -> list[
             if first_priority is None:
                 first_priority = (priority, path)
             elif priority != first_priority[0]:
-                detail = f"the pods of one gang must share one priority class: {first_priority[1]} is {first_priority[0]!r}"
+                detail = (
+                    f"the pods of one gang must share one priority class: {first_priority[1]} is "
+                    f"{first_priority[0]!r}; give every template of the gang one priorityClassName"
+                )
                 out.append(("mixed-group", invalid(path, priority, detail, origin="mixed-group")))
     return out
 
