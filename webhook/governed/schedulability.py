@@ -164,7 +164,9 @@ def _limit_error(node: ObjectNode, limit: PodLimit, need: int, count: int) -> Fi
         f"the gang can never form: minCount is unset, so it waits for every pod, {node.pod_count_shown}, "
         f"but {explain}; {fix}"
     )
-    return invalid(gang, OMIT, detail, origin=limit.rule)
+    policy = node.block.get("schedulingPolicy") if isinstance(node.block, dict) else None
+    value = policy.get("gang") if isinstance(policy, dict) else None
+    return invalid(gang, value if value is not None else OMIT, detail, origin=limit.rule)
 
 
 def _unread_blocks(policy: Policy, place: FieldPath, template: Obj, read_at: set[str]) -> list[Finding]:
