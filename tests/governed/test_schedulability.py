@@ -293,3 +293,21 @@ def test_the_schedulers_that_implement_was_are_a_setting(
     [result] = json.loads(out)["results"]
     assert code == 0 and result["errors"] == []
     assert any("foreign-scheduler" in w for w in result["warnings"]) is warned, result["warnings"]
+
+
+@pytest.mark.parametrize(
+    "obj",
+    [
+        pytest.param(sample("jobset", gang(), spec__replicatedJobs=["x", {"name": "a", "dependsOn": "b"}]), id="jobset elements of the wrong type"),
+        pytest.param(sample("jobset", gang(), spec__startupPolicy="InOrder"), id="jobset startupPolicy a string"),
+        pytest.param(sample("volcano", gang(), spec__tasks__1__dependsOn={"name": "ps"}), id="volcano dependsOn.name a string"),
+        pytest.param(sample("volcano", gang(), spec__schedulerName=7), id="volcano schedulerName a number"),
+        pytest.param(sample("lws", gang(), spec__leaderWorkerTemplate__workerTemplate="x", spec__startupPolicy=["LeaderReady"]), id="lws template a string"),
+        pytest.param(sample("rayjob", gang(), spec__clusterSelector="shared"), id="rayjob clusterSelector a string"),
+        pytest.param(sample("mpijob", gang(), spec__mpiReplicaSpecs__Worker__replicas="3", spec__launcherCreationPolicy="WaitForWorkersReady"), id="mpijob replicas a string"),
+        pytest.param(job(gang(), completions="2"), id="job completions a string"),  # type: ignore[arg-type]
+        pytest.param(sample("jobset", spec__replicatedJobs__0__template__spec__scheduling="x"), id="jobset child scheduling a string"),
+    ],
+)  # fmt: skip
+def test_malformed_objects_get_errors_never_a_crash(policies: PolicySet, obj: Json) -> None:
+    validate_object(obj, policies=policies)  # returns a verdict; raising fails the test
