@@ -200,6 +200,26 @@ class Chain:
                 )
         return landings
 
+    def formable(self) -> dict[str, tuple[int, int]]:
+        """Assert that every gang PodGroup wasp creates can form from the pods made so far (a
+        test makes the pods that exist before anything waits: docs/schedulability.md): its
+        ``minCount`` is at most the pods that landed in it. Returns ``{group: (landed, minCount)}``."""
+        _, groups = self._planned()
+        landed: dict[str, int] = {}
+        for landing in self.landings():
+            if landing.group is not None:
+                landed[landing.group] = landed.get(landing.group, 0) + 1
+        out = {}
+        for name, body in groups.items():
+            gang = ((body.get("spec") or {}).get("schedulingPolicy") or {}).get("gang")
+            if body["kind"] != "PodGroup" or gang is None:
+                continue
+            out[name] = (landed.get(name, 0), gang["minCount"])
+            assert out[name][0] >= out[name][1], (
+                f"gang {name} waits for {gang['minCount']} pods; {out[name][0]} exist"
+            )
+        return out
+
 
 # --- controllers, as they build their children --------------------------------------------
 

@@ -50,6 +50,10 @@ def delegating(tmp_path_factory: pytest.TempPathFactory) -> PolicySet:
     doc["spec"]["stamping"]["childTemplates"][0].update(
         mode="delegate", children={"path": "replicas", "default": 1}
     )
+    # Upstream cannot follow it (docs/schedulability.md delegation-unreachable): the machinery is tested.
+    doc["spec"]["schedulability"] = {
+        "rules": {"delegation-unreachable": {"action": "off", "reason": "tests the delegation machinery"}}
+    }
     path = tmp_path_factory.mktemp("delegate") / "jobset.yaml"
     path.write_text(yaml.safe_dump(doc))
     return PolicySet([*PolicySet.load().policies, load_policy_file(path)], gates=GATES)
@@ -286,6 +290,9 @@ def test_compile_says_which_pod_groups_the_job_controller_creates(
         doc["spec"]["stamping"]["childTemplates"][0].update(
             mode="delegate", children={"path": "replicas", "default": 1}
         )
+        doc["spec"]["schedulability"] = {
+            "rules": {"delegation-unreachable": {"action": "off", "reason": "tests the delegation machinery"}}
+        }
     policy = tmp_path / "policy.yaml"
     policy.write_text(yaml.safe_dump(doc))
     code, out, err = wasp(

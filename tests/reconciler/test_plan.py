@@ -356,6 +356,10 @@ def _jobset_policies(mode: str, gates: str, tmp: Path) -> PolicySet:
         doc["spec"]["stamping"]["childTemplates"][0].update(
             mode="delegate", children={"path": "replicas", "default": 1}
         )
+        # Upstream cannot follow it (docs/schedulability.md delegation-unreachable): the machinery is tested.
+        doc["spec"]["schedulability"] = {
+            "rules": {"delegation-unreachable": {"action": "off", "reason": "tests the delegation machinery"}}
+        }
     path = tmp / "jobset.yaml"
     path.write_text(yaml.safe_dump(doc))
     return PolicySet([load_policy_file(path)], gates=FeatureGates.parse(gates))

@@ -23,6 +23,7 @@ import orjson
 
 from webhook.cli.enforcement_flag import enforcement_option
 from webhook.cli.integration_flag import integrations_option
+from webhook.cli.schedulers_flag import schedulers_option
 from webhook.vocab.errors import ConfigError
 from webhook.vocab.gates import FeatureGates
 
@@ -148,6 +149,7 @@ def _dev_certs(state_dir: Path) -> tuple[Path, Path, Path]:
 # WASP_ENFORCEMENT is the name issue 19 promises; WASP_SERVE_ENFORCEMENT the one every other
 # serve option's variable follows.
 @enforcement_option(envvar=["WASP_SERVE_ENFORCEMENT", "WASP_ENFORCEMENT"], show_envvar=True)
+@schedulers_option(envvar="WASP_SERVE_WAS_SCHEDULERS", show_envvar=True)
 @_option(
     "--bind-address", default=None, help="Address to listen on.  [default: 0.0.0.0; 127.0.0.1 with --dev]"
 )
@@ -248,6 +250,7 @@ def serve(
     builtin_policies: bool,
     gates: FeatureGates,
     enforcement: Enforcement | None,
+    was_schedulers: frozenset[str] | None,
     bind_address: str | None,
     port: int,
     metrics_port: int,
@@ -296,7 +299,7 @@ def serve(
     settings = Settings(
         cert_file=cert_file, key_file=key_file, client_ca_file=client_ca_file,
         policy_dirs=(*integrations, *policy_dirs),  # the integrations' files load before --policies
-        builtin_policies=builtin_policies, gates=gates, enforcement=enforcement,
+        builtin_policies=builtin_policies, gates=gates, enforcement=enforcement, was_schedulers=was_schedulers,
         bind_address=bind_address or "0.0.0.0", port=port,
         metrics_port=metrics_port, workers=workers, threads=threads, log_level=log_level,
         flush_interval=flush_interval, client_allowed_names=client_allowed_names,

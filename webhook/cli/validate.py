@@ -26,6 +26,7 @@ from webhook.cli.main import QuickExit
 from webhook.cli.outputs import Outputs, pair_old_files, parse_outputs
 from webhook.cli.paths import expand_paths, in_order
 from webhook.cli.reporters import REPORTERS
+from webhook.cli.schedulers_flag import schedulers_option
 from webhook.policy import PolicySet
 from webhook.vocab.errors import WaspError
 from webhook.vocab.gates import DEFAULT_GATES, FeatureGates
@@ -137,6 +138,7 @@ def _kinds(values: t.Sequence[str]) -> frozenset[str]:
     help="Exit code when the worst finding is a warning (default 0).",
 )
 @enforcement_option()
+@schedulers_option()
 @click.option("--summary", "summary_only", is_flag=True, help="Print only the summary.")
 @click.option(
     "--skip-non-kubernetes",
@@ -221,6 +223,7 @@ def _validate(
     strict: bool,
     warning_exit_code: int | None,
     enforcement: Enforcement | None,
+    was_schedulers: frozenset[str] | None,
     summary_only: bool,
     skip_non_kubernetes: bool,
     skip: tuple[str, ...],
@@ -240,7 +243,7 @@ def _validate(
         raise click.UsageError("--stdin-filename names stdin, which is not read: give '-' as a PATH")
     specs = parse_outputs(outputs)
     loaded = load_policy_set(policies, policy_only, feature_gates, integrations)
-    policy_set = loaded.with_enforcement(enforcement)
+    policy_set = loaded.with_enforcement(enforcement).with_schedulers(was_schedulers)
     stdin = sys.stdin.buffer
     old_dirs = [o for o in old if o != STDIN and os.path.isdir(o)]
     old_found = expand_paths([o for o in old if o not in old_dirs])

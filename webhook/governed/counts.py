@@ -12,7 +12,10 @@ import typing as t
 from webhook.policy import PodCount
 from webhook.policy.celbinding import binding
 
-__all__ = ["POD_COUNT_FUNCTIONS", "evaluate_count"]
+if t.TYPE_CHECKING:
+    import cel
+
+__all__ = ["POD_COUNT_FUNCTIONS", "evaluate", "evaluate_count"]
 
 
 def evaluate_count(pc: PodCount, context: t.Mapping[str, t.Any]) -> tuple[object, str | None]:
@@ -21,12 +24,17 @@ def evaluate_count(pc: PodCount, context: t.Mapping[str, t.Any]) -> tuple[object
     an unset field); ``(None, why)`` when it fails on the object's values (a string times a
     number, ...)."""
     assert pc.program is not None  # set with every expression at load
+    return evaluate(pc.program, context)
+
+
+def evaluate(program: cel.Program, context: t.Mapping[str, t.Any]) -> tuple[object, str | None]:
+    """``program``'s value over ``context`` as ``self``, as :func:`evaluate_count` gives it."""
     try:
         bound = binding().Context()
         bound.add_variable("self", context)
         for name, function in POD_COUNT_FUNCTIONS.items():
             bound.add_function(name, function)
-        return pc.program.execute(bound), None
+        return program.execute(bound), None
     except KeyError:
         return None, None  # a field the expression reads is absent
     except Exception as exc:  # noqa: BLE001 - a user's object must never crash admission

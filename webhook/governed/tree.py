@@ -109,6 +109,16 @@ class ObjectNode(WorkloadItem):
         shown = f" ({pc.expression})" if len(t.cast(str, pc.expression)) <= _SHOWN_EXPRESSION else ""
         return f"the pod count{where}{shown}"
 
+    @property
+    def pod_count_shown(self) -> str:
+        """The pod count and how it was derived, for messages: ``the pod count (7: the head and
+        every worker ...)`` with the policy's words, else ``<source> (7)``."""
+        pc = self.spec.pod_count
+        if pc is not None and pc.description is not None:
+            where = f" of {self.context_path}" if self.context_path else ""
+            return f"the pod count{where} ({self.pod_count}: {pc.description})"
+        return f"{self.pod_count_source} ({self.pod_count})"
+
     def walk(self) -> list[ObjectNode]:
         """This node and its descendants in pre-order (a list: a review walks a tree often)."""
         out: list[ObjectNode] = []
@@ -193,7 +203,7 @@ class _Builder:
         else:
             (raw, failure), where = evaluate_count(pc, node.context), node.context_path
             if failure is not None:
-                detail = f"the {what} {pc.expression!r} cannot be computed: {failure}"
+                detail = f"the {what} {_shown(pc)} cannot be computed: {failure}"
                 self.errors.append(invalid(where, OMIT, detail[:300], origin="podCount"))
                 return None
         if raw is None:
@@ -203,7 +213,7 @@ class _Builder:
         if pc.path is not None:
             self.errors.append(type_invalid(where, raw, "must be of type integer"))
         else:
-            detail = f"the {what} {pc.expression!r} gives {type(raw).__name__} {raw!r}, not an integer"
+            detail = f"the {what} {_shown(pc)} gives {type(raw).__name__} {raw!r}, not an integer"
             self.errors.append(invalid(where, OMIT, detail[:300], origin="podCount"))
         return None
 
@@ -319,6 +329,11 @@ class _Builder:
             self.errors.append(type_invalid(list_path, elements, "must be of type array"))
             return 0, []
         return len(elements), [(list_path.index(i), e, None) for i, e in enumerate(elements[:limit])]
+
+
+def _shown(pc: PodCount) -> str:
+    """A count expression as messages name it: the policy's words when it has them, else the CEL."""
+    return f"({pc.description})" if pc.description is not None else repr(pc.expression)
 
 
 def _min_group_count_callback(children: int) -> t.Callable[[SchedulingConfig], None]:

@@ -21,6 +21,7 @@ from webhook.compiler.resolve import resolve_scheduling_config
 from webhook.declarative import NO_OLD, BlockType, validate_block
 from webhook.governed.layering import outer_owner
 from webhook.governed.result import Result, Status
+from webhook.governed.schedulability import JudgeJob, schedulability
 from webhook.governed.tree import ObjectNode, build_tree, get_path
 from webhook.governed.updates import update_errors
 from webhook.governed.workloads import workload_refusal
@@ -68,12 +69,22 @@ def validate_object(obj: object, old_obj: object = None, *, policies: PolicySet)
             f"deferred to its controller {ref.get('kind')} {ref.get('name')} (policy {outer[0].name}), "
             "whose Workload covers it"
         )
-    errors, warnings = validate_governed(policy, obj, old, gates=policies.gates)
+    errors, warnings = validate_governed(
+        policy, obj, old, gates=policies.gates, judge_job=_job_judge(policies)
+    )
     return Result.judged(policy.name, errors, warnings, policy.enforcement)
 
 
+def _job_judge(policies: PolicySet) -> JudgeJob | None:
+    """A child Job template is judged as the cluster will judge its Jobs: by the Job policy."""
+    job_policy = policies.for_kind("batch/v1", "Job")
+    if job_policy is None:
+        return None
+    return lambda job: validate_governed(job_policy, job, None, gates=policies.gates)[0]
+
+
 def validate_governed(
-    policy: Policy, obj: Obj, old: Obj | None, *, gates: FeatureGates
+    policy: Policy, obj: Obj, old: Obj | None, *, gates: FeatureGates, judge_job: JudgeJob | None = None
 ) -> tuple[list[FieldError], list[str]]:
     """Both layers for an object governed by ``policy``; returns (errors, warnings).
 
@@ -112,13 +123,21 @@ def validate_governed(
         # With its declarative layer off the compiler reads of the stored tree only its names
         # (the rename check, and the pairing of children), which a stored tree has.
         errors.extend(Builder(tree, policy.build_options).validate(old_root))
+    # Whether the gang can form (docs/schedulability.md); a node already refused for the
+    # controller's count is not told about its plain pod-count bound as well.
+    sched_errors, sched_warnings = schedulability(policy, obj, old, nodes, judge_job=judge_job)
+    warnings.extend(sched_warnings)
+    refused = {str(e.field) for e in sched_errors}
     for node in nodes:
-        _pod_count_bound(node, errors, warnings)
+        if str(node.path.child("schedulingPolicy", "gang", "minCount")) not in refused:
+            _pod_count_bound(node, errors, warnings)
         errors.extend(_unset_gang_count(node))
         errors.extend(_exclusive_fields(node, old))
     if old_root is not None:
         errors.extend(update_errors(policy, nodes, stored))
     errors.extend(_refused_fields(policy, obj, old))
+    reported = {str(e.field) for e in errors}
+    errors.extend(e for e in sched_errors if str(e.field) not in reported)
     # Template names matter only to a tree that compiles to a Workload (decision 8); asked only
     # of a name that is not a DNS label.
     _advice(
@@ -196,7 +215,7 @@ def _pod_count_bound(node: ObjectNode, errors: list[FieldError], warnings: list[
             invalid(
                 node.path.child("schedulingPolicy", "gang", "minCount"),
                 min_count,
-                f"must be less than or equal to {node.pod_count_source} ({node.pod_count})",
+                f"must be less than or equal to {node.pod_count_shown}",
                 origin="podCount",
             )
         )

@@ -19,7 +19,8 @@ from webhook.compiler.types import DisruptionKind, PolicyKind
 from webhook.policy.celbinding import binding
 from webhook.policy.childtemplates import load_child_templates
 from webhook.policy.membership import load_membership
-from webhook.policy.model import DefaultRule, NodeSpec, PodCount, Policy, RefusedField
+from webhook.policy.model import ChildTemplate, DefaultRule, NodeSpec, PodCount, Policy, RefusedField
+from webhook.policy.schedulability import Schedulability, load_schedulability
 from webhook.policy.schema import POLICY_SCHEMA
 from webhook.vocab.errors import PolicyError
 from webhook.vocab.field import FieldPath
@@ -201,7 +202,7 @@ class _Loader:
                 f"{expression!r} names {', '.join(map(repr, unknown))}: the node's context is `self` "
                 "(e.g. self.replicas * self.template.spec.parallelism)",
             )
-        return PodCount(None, default, expression, program)
+        return PodCount(None, default, expression, program, doc.get("description"))
 
     def check_template_name(
         self, location: str, pattern: str, for_each: FieldPath | None, *, keyed: bool
@@ -217,6 +218,13 @@ class _Loader:
                 self.fail(location, "{key} needs forEach with itemKey, or forEachOver: map, on this node")
             if name == "index" and for_each is None:
                 self.fail(location, "{index} needs forEach on this node")
+
+    def cel(self, location: str, expression: str) -> cel.Program:
+        program = _compile_cel(self, location, expression)
+        unknown = sorted(set(program.variables()) - {"self"} - set(_MACRO_VARIABLE.findall(expression)))
+        if unknown:
+            self.fail(location, f"{expression!r} names {', '.join(map(repr, unknown))}: the object is `self`")
+        return program
 
     def defaults(self, docs: list[dict[str, t.Any]]) -> tuple[DefaultRule, ...]:
         rules = []
@@ -274,6 +282,8 @@ def parse_policy(source: str, doc: object) -> Policy:
             or any(m.node is None for c in child_templates for m in c.templates)
         )
         _check_stampable(loader, root, by_labels=by_labels)
+    schedulability = load_schedulability(loader, spec.get("schedulability"))
+    warnings.extend(_unreachable_delegation(loader, root, child_templates, schedulability))
     target = spec["target"]
     return Policy(
         name=doc["metadata"]["name"],
@@ -295,6 +305,7 @@ def parse_policy(source: str, doc: object) -> Policy:
         warnings=tuple(warnings),
         enforcement=spec.get("enforcement", "deny"),
         notice=spec.get("notice"),
+        schedulability=schedulability,
         refused_fields=tuple(
             RefusedField(
                 path=loader.path(f"spec.refusedFields[{i}].path", entry["path"]),
@@ -308,6 +319,30 @@ def parse_policy(source: str, doc: object) -> Policy:
             for i, entry in enumerate(spec.get("refusedFields", []))
         ),
     )
+
+
+def _unreachable_delegation(
+    loader: _Loader, root: NodeSpec, children: tuple[ChildTemplate, ...], rules: Schedulability
+) -> list[str]:
+    """Rule ``delegation-unreachable`` (docs/schedulability.md): the 1.37 Job controller looks
+    a delegated Job's template up among the Workload's top-level ``podGroupTemplates`` only
+    (``getPodGroupTemplateByName``), where only a leaf root sits; a leaf under a composite is
+    never found, and its Jobs' pods would get no group."""
+    action = rules.action("delegation-unreachable")
+    out: list[str] = []
+    for i, child in enumerate(children):
+        if child.mode != "delegate" or not root.composite or action == "off":
+            continue
+        where = f"spec.stamping.childTemplates[{i}].mode"
+        message = (
+            f"delegate: the leaves of this policy sit under the composite {root.id!r}, and the 1.37 Job "
+            "controller finds a delegated template only among the Workload's top-level podGroupTemplates "
+            "(getPodGroupTemplateByName), so the delegated Jobs' pods would get no group; use mode: stamp"
+        )
+        if action == "deny":
+            loader.fail(where, message)
+        out.append(f"{loader.source}: {where}: {message} (schedulability rule delegation-unreachable)")
+    return out
 
 
 def _check_stampable(loader: _Loader, root: NodeSpec, *, by_labels: bool) -> None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from webhook.compiler.types import BuildOptions, DisruptionKind, PolicyKind
+from webhook.policy.schedulability import Schedulability
 from webhook.vocab.field import FieldPath
 
 if t.TYPE_CHECKING:
@@ -52,6 +53,8 @@ class PodCount:
     default: int = 1
     expression: str | None = None
     program: cel.Program | None = field(default=None, compare=False, repr=False)
+    # How an expression counts, in words a user can check (messages quote it, never the CEL).
+    description: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,6 +222,8 @@ class Policy:
     # A warning for every object of this kind that carries blocks (``spec.notice``).
     notice: str | None = None
     refused_fields: tuple[RefusedField, ...] = ()
+    # Whether its gangs can form: the rules' settings and the controller's start order.
+    schedulability: Schedulability = field(default_factory=Schedulability)
     # Derived once: the compiler options every review of this kind uses. The compiler's own
     # declarative layer is off, because the structural layer has judged the whole embedding
     # already (the 1.37 Job path does the same).

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import typing as t
+from dataclasses import replace
 from pathlib import Path
 
 from webhook.policy.files import load_policies
@@ -85,6 +86,16 @@ class PolicySet:
         if enforcement is None or all(p.enforcement == enforcement for p in self.policies):
             return self
         return PolicySet([p.enforced(enforcement) for p in self.policies], gates=self.gates, notes=self.notes)
+
+    def with_schedulers(self, schedulers: frozenset[str] | None) -> PolicySet:
+        """Every policy with ``schedulers`` as the schedulers that implement WAS (rule
+        ``foreign-scheduler``, docs/schedulability.md); ``None`` keeps each policy's own."""
+        if schedulers is None:
+            return self
+        changed = [
+            replace(p, schedulability=replace(p.schedulability, schedulers=schedulers)) for p in self.policies
+        ]
+        return PolicySet(changed, gates=self.gates, notes=self.notes)
 
 
 def _builtin(policy: Policy) -> bool:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import typing as t
 
+from webhook.policy.schedulability import SCHEDULABILITY_SCHEMA
+
 __all__ = ["POLICY_API_VERSION", "POLICY_KIND", "POLICY_SCHEMA"]
 
 POLICY_API_VERSION: t.Final = "wasp.dev/v1alpha1"
@@ -96,6 +98,12 @@ _NODE: dict[str, t.Any] = {
                 "path": _PATH,
                 "expression": {"type": "string", "minLength": 1},
                 "default": {"type": "integer", "minimum": 0},
+                "description": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 200,
+                    "description": "How the expression counts, in words: messages quote it instead of the CEL.",
+                },
             },
         },
         "minCountDefault": {"enum": ["podCount", "none"]},
@@ -225,6 +233,7 @@ POLICY_SCHEMA: t.Final[dict[str, t.Any]] = {
                 },
                 "updateRules": {"enum": ["elastic", "immutable", "none"]},
                 "root": {"$ref": "#/$defs/node"},
+                "schedulability": SCHEDULABILITY_SCHEMA,
                 "defaults": {
                     "type": "array",
                     "items": {

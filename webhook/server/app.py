@@ -91,7 +91,7 @@ def create_app(
         from webhook.server.identities import watch_identities
 
         policies, identities = watch_identities(policies)
-    policies = policies.with_enforcement(settings.enforcement)
+    policies = policies.with_enforcement(settings.enforcement).with_schedulers(settings.was_schedulers)
     if reloader is None:
         reloader = CertReloader(
             settings.cert_file, settings.key_file, settings.client_ca_file,

@@ -43,6 +43,8 @@ class Settings:
     gates: FeatureGates = DEFAULT_GATES
     # --enforcement: replaces every policy's spec.enforcement (None: each policy's own).
     enforcement: Enforcement | None = None
+    # --was-schedulers: the schedulers that implement WAS, for every policy (None: each policy's own).
+    was_schedulers: frozenset[str] | None = None
     bind_address: str = "0.0.0.0"
     port: int = 8443
     metrics_port: int = 8080
