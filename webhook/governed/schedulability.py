@@ -16,7 +16,7 @@ from __future__ import annotations
 import typing as t
 from dataclasses import replace
 
-from webhook.compiler.resolve import resolve
+from webhook.compiler.resolve import resolve_scheduling_config
 from webhook.governed.counts import evaluate
 from webhook.governed.tree import ObjectNode, build_tree, get_path
 from webhook.policy import Policy
@@ -108,7 +108,7 @@ def _min_count(node: ObjectNode) -> int | None:
     if node.spec.composite or node.block is None:
         return None
     try:
-        cfg = resolve(node)
+        cfg = resolve_scheduling_config(node)
     except Exception:  # noqa: BLE001 - a malformed block is the structural layer's error
         return None
     gang = cfg.policy.gang if cfg.policy is not None else None
