@@ -316,11 +316,24 @@ def locate(node: Node | JsonText | None, path: FieldPath) -> int | None:
     return line + 1
 
 
-def from_next_document(text: str, line: int) -> str | None:
-    """``text`` from the first ``---`` line after 1-based ``line`` (earlier lines blank, so line
-    numbers stay right), or ``None`` when no document starts after it."""
+def _marker(line: str) -> bool:
+    """A ``---`` document marker (followed by nothing, a space, a tab or the line's end)."""
+    return line.startswith("---") and line[3:4] in ("", " ", "\n", "\r", "\t")
+
+
+def from_next_document(text: str, line: int, column: int = 0, after: int = 0) -> tuple[str, int] | None:
+    """``text`` from the document after the one that failed at 1-based ``line``/``column``
+    (earlier lines blank, so line numbers stay right) and the 0-based line it starts on, or
+    ``None`` when no document starts after 0-based line ``after`` (where reading last began).
+
+    libyaml stops at a ``---`` line whatever it is reading (an open flow mapping, a quoted
+    scalar): an error at the first column of such a line is that marker starting the next
+    document, so reading resumes on that very line; any other error resumes at the first
+    marker after the error's line.
+    """
     lines = text.splitlines(keepends=True)
-    for i in range(max(line, 1), len(lines)):
-        if lines[i].startswith("---") and lines[i][3:4] in ("", " ", "\n", "\r", "\t"):
-            return "\n" * i + "".join(lines[i:])
+    start = line - 1 if column == 1 and 0 < line <= len(lines) and _marker(lines[line - 1]) else line
+    for i in range(max(start, after + 1), len(lines)):
+        if _marker(lines[i]):
+            return "\n" * i + "".join(lines[i:]), i
     return None

@@ -6,8 +6,9 @@ them (and every import) instead of loading them again, and this process judges b
 batch of small files, or a span of whole documents of one large file (one file never
 keeps the second core idle). Spans are cut at document markers (``---`` at the start of a
 line, which ends any YAML scalar), and a span's records are renumbered and its lines are
-the file's own (:class:`~webhook.cli.checker.Span`). A parse error ends its file: the later
-spans of that file are dropped, as libyaml would never have read them.
+the file's own (:class:`~webhook.cli.checker.Span`). A document that does not parse ends
+only itself, as in a serial run, where reading resumes at the same ``---`` lines; a file
+answered whole by one record (unreadable, a Helm chart template) drops its later spans.
 """
 
 from __future__ import annotations
@@ -127,7 +128,7 @@ def plan(files: t.Sequence[str], processes: int, sizes: t.Sequence[int] | None =
 
 
 def _records(results: t.Iterator[Checked], units: t.Iterator[tuple[str, Span | None]]) -> t.Iterator[Record]:
-    """Renumber span records, and drop the rest of a file after a parse error."""
+    """Renumber span records, and drop the rest of a file answered whole by one record."""
     offset, stopped = 0, False
     for checked, (_, span) in zip(results, units, strict=False):
         if span is None or span.start == 0:  # a file starts

@@ -17,7 +17,8 @@ __all__ = ["REPORTERS", "Reporter", "record_json"]
 
 
 class TextReporter(Reporter):
-    """``FILE:LINE: Kind ns/name: <field error>`` (the field's line); warnings marked; a summary."""
+    """``FILE:LINE: Kind ns/name: <field error>`` (the field's line); warnings and notes
+    marked; a summary."""
 
     name = "text"
     _STYLES: t.ClassVar = {"error": "\033[31m", "warning": "\033[33m", "ok": "\033[32m"}
@@ -39,6 +40,8 @@ class TextReporter(Reporter):
                 self.write(f"{where}: {self.paint('error', err.message)}")
         for warning in record.warnings:
             self.write(f"{location(record)}{title}: {self.paint('warning', 'warning')}: {warning}")
+        for note in record.notes:
+            self.write(f"{location(record)}{title}: note: {note}")
         if self.verbose and record.status in (Status.VALID, Status.SKIPPED):
             detail = f" ({record.reason})" if record.reason else ""
             self.write(f"{location(record)}{title}: {record.status.value}{detail}")
@@ -84,6 +87,8 @@ class GithubReporter(Reporter):
             self.annotate(level, record, err.line or record.line, err.message)
         for warning in record.warnings:
             self.annotate("warning", record, record.line, warning)
+        for note in record.notes:
+            self.annotate("notice", record, record.line, note)
 
     def finish(self, summary: Summary, exit_code: int) -> None:
         self.write(summary_text(summary))
@@ -121,6 +126,8 @@ class TapReporter(Reporter):
                 block.append(f"- {json.dumps(fields, ensure_ascii=not self.utf8)}")
         if record.warnings:
             block.append(f"warnings: {json.dumps(list(record.warnings), ensure_ascii=not self.utf8)}")
+        if record.notes:
+            block.append(f"notes: {json.dumps(list(record.notes), ensure_ascii=not self.utf8)}")
         if block:
             self.write("\n".join(["  ---", *("  " + b for b in block), "  ..."]))
 
