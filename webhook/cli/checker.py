@@ -18,6 +18,7 @@ import time
 import typing as t
 from dataclasses import dataclass, field, replace
 
+from webhook.cli import ungoverned
 from webhook.cli.admitted import as_admitted
 from webhook.cli.loader import (
     STDIN,
@@ -32,7 +33,6 @@ from webhook.cli.loader import (
 )
 from webhook.cli.paths import helm_template
 from webhook.cli.previous import Identity, Old, SourceOld, identity
-from webhook.cli.ungoverned import rejection, warning
 from webhook.governed.result import Result, Status
 from webhook.governed.validation import validate_object
 from webhook.policy import PolicySet
@@ -222,7 +222,9 @@ class Check:
 def _judge(check: Check, doc: Document, previous: SourceOld) -> Record:
     started = time.perf_counter()
     obj = doc.obj
-    mapping = obj if isinstance(obj, dict) else {}
+    # Judged and named as admitted: a generateName-only manifest is ``NAME-xxxxx``.
+    admitted = as_admitted(obj)
+    mapping = admitted if isinstance(admitted, dict) else {}
     meta = mapping.get("metadata")
     meta = meta if isinstance(meta, dict) else {}
     key = identity(obj)
@@ -234,9 +236,9 @@ def _judge(check: Check, doc: Document, previous: SourceOld) -> Record:
     elif check.reject and kind_matches(mapping, check.reject):
         result = Result.judged("--reject", [forbidden(FieldPath.of("kind"), "rejected by --reject")], [])
     else:
-        result = validate_object(as_admitted(obj), old, policies=check.policies)
+        result = validate_object(admitted, old, policies=check.policies)
         if result.ungoverned:
-            result = _ungoverned(check, mapping, result)
+            result = ungoverned.judged(mapping, result, check.policies, reject=check.reject_ungoverned)
     status, reason = result.status, result.reason
     if status is Status.ERROR and check.skip_non_kubernetes and doc.problem is None:
         status, reason = Status.SKIPPED, f"ignored: {reason}"
@@ -260,25 +262,17 @@ def _judge(check: Check, doc: Document, previous: SourceOld) -> Record:
     )
 
 
-def _ungoverned(check: Check, obj: t.Mapping[str, object], result: Result) -> Result:
-    """An object nothing loaded governs: invalid under ``--reject-ungoverned``; else skipped,
-    with a warning when it looks meant to be judged (:mod:`webhook.cli.ungoverned`)."""
-    if check.reject_ungoverned:
-        return Result.judged("--reject-ungoverned", [rejection(obj, check.policies)], [])
-    found = warning(obj, check.policies)
-    return result if found is None else result._replace(warnings=(*result.warnings, found))
-
-
-def _old_said(check: Check, record: Record, previous: SourceOld) -> Record:
+def _old_said(check: Check, record: Record, previous: SourceOld, doc: Document) -> Record:
     """What ``--old`` did not give, said on the record: a paired file that does not parse (a
     warning; a note under ``--skip-non-kubernetes``, whose templates often do not), or a
     named object checked as created for want of a previous version (a note: a new file in a
-    pull request is fine, a silent fallback to CREATE is not)."""
+    pull request is fine, a silent fallback to CREATE is not; a generateName-only object is
+    always created)."""
     if previous.unparsable and record.kind is not None:
         if check.skip_non_kubernetes:
             return replace(record, notes=(*record.notes, previous.unparsable))
         return replace(record, warnings=(*record.warnings, previous.unparsable))
-    if previous.missing and record.operation == "CREATE" and record.name:
+    if previous.missing and record.operation == "CREATE" and identity(doc.obj) is not None:
         return replace(record, notes=(*record.notes, previous.missing))
     return record
 
@@ -367,7 +361,7 @@ def check_source(
     while True:
         try:
             for doc in parse_text(name, text, json_format=name.endswith(".json"), state=state):
-                record = _old_said(check, _judge(check, doc, previous), previous)
+                record = _old_said(check, _judge(check, doc, previous), previous, doc)
                 checked.records.append(
                     replace(record, document=(record.document or 0) + first) if first else record
                 )

@@ -27,10 +27,16 @@ class TextReporter(Reporter):
         return f"{self._STYLES[style]}{text}\033[0m" if self.color else text
 
     def record(self, record: Record) -> None:
-        if self.summary_only or record.input_error:  # input errors are on stderr, with file and line
+        if self.summary_only:
             return
         title = f": {record.title}" if record.kind else ""
-        if record.status is Status.ERROR:
+        if record.input_error:  # the reason starts with the file, line and column of the problem
+            where, _, detail = record.reason[len(record.file) :].partition(": ")
+            if record.reason.startswith(record.file) and detail:
+                self.write(f"{record.file}{where}: {self.paint('error', 'error')}: {detail}")
+            else:
+                self.write(f"{location(record)}: {self.paint('error', 'error')}: {record.reason}")
+        elif record.status is Status.ERROR:
             self.write(f"{location(record)}{title}: {self.paint('error', 'error')}: {record.reason}")
         for err in record.errors:
             where = f"{location(record, err.line)}{title}"

@@ -14,12 +14,13 @@ from __future__ import annotations
 import functools
 import typing as t
 
+from webhook.governed.result import Result
 from webhook.policy import PolicySet
 from webhook.policy.integrations import KNOWN_INTEGRATIONS, integration_paths
 from webhook.vocab.errors import WaspError
 from webhook.vocab.field import FieldError, FieldPath, forbidden
 
-__all__ = ["BLOCKS_ANNOTATION", "blocks_field", "rejection", "warning"]
+__all__ = ["BLOCKS_ANNOTATION", "blocks_field", "judged", "rejection", "warning"]
 
 # The annotation every shipped integration reads its blocks from (docs/integrations/).
 BLOCKS_ANNOTATION: t.Final = "scheduling.wasp.dev/blocks"
@@ -99,3 +100,12 @@ def rejection(obj: t.Mapping[str, object], policies: PolicySet) -> FieldError:
     api_version, kind = str(obj.get("apiVersion")), str(obj.get("kind"))
     detail = f"no loaded policy governs {api_version} {kind} (--reject-ungoverned)"
     return forbidden(FieldPath.of("kind"), detail + _hint(api_version, kind, policies))
+
+
+def judged(obj: t.Mapping[str, object], result: Result, policies: PolicySet, *, reject: bool) -> Result:
+    """The verdict on an object nothing loaded governs (``result`` skipped it): invalid under
+    ``--reject-ungoverned``; else skipped, with a warning when it looks meant to be judged."""
+    if reject:
+        return Result.judged("--reject-ungoverned", [rejection(obj, policies)], [])
+    found = warning(obj, policies)
+    return result if found is None else result._replace(warnings=(*result.warnings, found))

@@ -290,8 +290,6 @@ def _validate(
                 ):
                     summary.add(record)
                     read.add(record.file)
-                    if record.input_error:
-                        checker.stderr_line(f"wasp: {record.reason}")
                     out.record(record)
                     if exit_on_error and record.verdict in _STATUS_STOPS:  # a warned object goes on
                         # The summary covers what was checked: the files read up to here.
