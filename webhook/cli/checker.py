@@ -20,7 +20,9 @@ from dataclasses import dataclass, field, replace
 
 from webhook.cli import ungoverned
 from webhook.cli.admitted import as_admitted
-from webhook.cli.loader import (
+from webhook.governed.result import Result, Status
+from webhook.governed.validation import validate_object
+from webhook.manifests.loader import (
     STDIN,
     Document,
     LoadError,
@@ -31,10 +33,8 @@ from webhook.cli.loader import (
     parse_text,
     read_source,
 )
-from webhook.cli.paths import helm_template
-from webhook.cli.previous import Identity, Old, SourceOld, identity
-from webhook.governed.result import Result, Status
-from webhook.governed.validation import validate_object
+from webhook.manifests.old_pairing import Identity, Old, SourceOld, identity
+from webhook.manifests.paths import helm_template
 from webhook.policy import PolicySet
 from webhook.vocab.field import OMIT, FieldError, FieldPath, forbidden
 
@@ -201,7 +201,7 @@ def kind_matches(obj: t.Mapping[str, object], patterns: frozenset[str]) -> bool:
 class Check:
     """Everything a (possibly forked) worker needs to judge a source.
 
-    ``old`` is what ``--old`` gave (:class:`~webhook.cli.previous.Old`): the objects of its
+    ``old`` is what ``--old`` gave (:class:`~webhook.manifests.old_pairing.Old`): the objects of its
     files by identity, and each file's previous version in its directories, whose objects
     are paired first. ``skip``/``reject`` are ``--skip``/``--reject`` kinds (:func:`kind_matches`).
     """

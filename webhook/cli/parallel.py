@@ -20,7 +20,7 @@ import typing as t
 from dataclasses import replace
 
 from webhook.cli.checker import Check, Checked, Record, Span, check_source
-from webhook.cli.loader import STDIN, LoadError, read_source
+from webhook.manifests.loader import STDIN, LoadError, read_source
 
 __all__ = ["PARALLEL_MIN_BYTES", "plan", "run"]
 

@@ -18,14 +18,15 @@ from pathlib import Path
 
 import click
 
-from webhook.cli import checker, parallel, previous
+from webhook.cli import checker, parallel
 from webhook.cli.enforcement_flag import enforcement_option
 from webhook.cli.integration_flag import integrations_option
-from webhook.cli.loader import STDIN
 from webhook.cli.main import QuickExit
 from webhook.cli.outputs import Outputs, parse_outputs
-from webhook.cli.paths import expand_paths, in_order
 from webhook.cli.reporters import REPORTERS
+from webhook.manifests import old_pairing
+from webhook.manifests.loader import STDIN
+from webhook.manifests.paths import expand_paths, in_order
 from webhook.policy import PolicySet
 from webhook.vocab.errors import WaspError
 from webhook.vocab.gates import DEFAULT_GATES, FeatureGates
@@ -252,7 +253,7 @@ def _validate(
     stdin = sys.stdin.buffer
     old_dirs = [o for o in old if o != STDIN and os.path.isdir(o)]
     old_found = expand_paths([o for o in old if o not in old_dirs])
-    old_index, old_problems = previous.index_old(old_found.files, stdin)
+    old_index, old_problems = old_pairing.index_old(old_found.files, stdin)
     for problem in [*old_found.problems, *old_problems]:
         checker.stderr_line(f"wasp: --old: {problem}")
     if old_found.problems or old_problems:
@@ -265,12 +266,12 @@ def _validate(
     gc.freeze()
     gc.disable()
     try:
-        old_files = previous.pair_old_files(
+        old_files = old_pairing.pair_old_files(
             [stdin_filename if f == STDIN and stdin_filename else f for f in found.files], sources, old_dirs
         )
         check = checker.Check(
             policy_set,
-            previous.Old(old_index, old_files, tuple(old)),
+            old_pairing.Old(old_index, old_files, tuple(old)),
             skip_non_kubernetes=skip_non_kubernetes,
             skip=_kinds(skip),
             reject=_kinds(reject),

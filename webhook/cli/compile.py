@@ -25,14 +25,14 @@ from webhook import scheduling_objects
 from webhook.cli.admitted import SUFFIX, as_admitted, generated_name
 from webhook.cli.checker import ExitCode, stderr_line
 from webhook.cli.enforcement_flag import enforcement_option
-from webhook.cli.loader import STDIN, Document, LoadError, load_source, locate
-from webhook.cli.paths import expand_paths
 from webhook.cli.validate import load_policy_set, with_policy_options
 from webhook.governed.delegation import delegated_templates
 from webhook.governed.reconcile_model import workload_owner
 from webhook.governed.result import Status
 from webhook.governed.validation import validate_object
 from webhook.governed.workloads import compile_object, workload_refusal
+from webhook.manifests.loader import STDIN, Document, LoadError, load_source, locate
+from webhook.manifests.paths import expand_paths
 from webhook.policy import Policy, PolicySet
 from webhook.policy.model import Enforcement
 from webhook.vocab.errors import BuildError

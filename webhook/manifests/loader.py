@@ -1,14 +1,14 @@
 """Reading manifests: files, directories and stdin into documents with positions.
 
 YAML is parsed with PyYAML's libyaml loader through the *compose loop* (one composed node
-per document, then construction by :class:`~webhook.cli.constructor.YamlLoader`), so every
+per document, then construction by :class:`~webhook.manifests.constructor.YamlLoader`), so every
 document knows its index and start line and field errors can be mapped back to the line of
 the offending node. YAML 1.1 semantics are exactly PyYAML's ``safe_load`` (``yes`` is a
 boolean, ``017`` is 15, merge keys), except that a key repeated in a mapping is refused, as
 kubectl's strict field validation refuses it.
 
 ``.json`` files are decoded with :mod:`json` (what the apiserver does with JSON); their field
-lines come from :mod:`webhook.cli.jsonpos`, computed only when an error needs one.
+lines come from :mod:`webhook.manifests.jsonpos`, computed only when an error needs one.
 """
 
 from __future__ import annotations
@@ -20,11 +20,11 @@ from dataclasses import dataclass
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from webhook.cli.constructor import DuplicateKeyError, YamlLoader
+from webhook.manifests.constructor import DuplicateKeyError, YamlLoader
 from webhook.vocab.field import FieldPath, Key
 
 if t.TYPE_CHECKING:  # JSON positions are imported when a JSON source is read (1.5 ms otherwise)
-    from webhook.cli.jsonpos import JsonPos, JsonText
+    from webhook.manifests.jsonpos import JsonPos, JsonText
 
     _Located = tuple[Node, int] | tuple[JsonPos, int]
 
@@ -142,7 +142,7 @@ def _expand(
 def _rebase(root: Node | JsonText | None, child: Node | JsonPos) -> Node | JsonText | None:
     if isinstance(child, Node):
         return child
-    from webhook.cli.jsonpos import JsonItem, JsonText
+    from webhook.manifests.jsonpos import JsonItem, JsonText
 
     assert isinstance(root, JsonText)
     return JsonItem(root.text, child)
@@ -172,7 +172,7 @@ def _depth(obj: object) -> int:
 
 
 def _parse_json(source: str, text: str) -> t.Iterator[Document]:
-    from webhook.cli.jsonpos import JsonText, duplicate_key
+    from webhook.manifests.jsonpos import JsonText, duplicate_key
 
     if not text.strip():
         return
@@ -283,7 +283,7 @@ def _entry(
                 if isinstance(key_node, ScalarNode) and key_node.value == segment:
                     return t.cast(Node, value_node), key_node.start_mark.line
         return None
-    from webhook.cli.jsonpos import JsonText
+    from webhook.manifests.jsonpos import JsonText
 
     if isinstance(node, JsonText):
         top = node.root()

@@ -1,5 +1,6 @@
-"""The ``--old`` objects: how a file finds its previous version in an ``--old`` directory,
-how an object is matched with its previous version, and the index by it."""
+"""``--old`` pairing: how a file finds its previous version in an ``--old`` directory, how an
+object is matched with its previous version, the index of the ``--old`` objects by it, and
+what to say of an object that has none."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import os
 import typing as t
 from dataclasses import dataclass, field
 
-from webhook.cli.loader import STDIN, LoadError, load_source
+from webhook.manifests.loader import STDIN, LoadError, load_source
 
 __all__ = [
     "Identity",
