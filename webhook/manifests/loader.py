@@ -23,7 +23,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from webhook.manifests.constructor import DuplicateKeyError, YamlLoader
 from webhook.vocab.field import FieldPath, Key
 
-if t.TYPE_CHECKING:  # JSON positions are imported when a JSON source is read (1.5 ms otherwise)
+if t.TYPE_CHECKING:  # JSON positions are imported only when a JSON source is read
     from webhook.manifests.jsonpos import JsonPos, JsonText
 
     _Located = tuple[Node, int] | tuple[JsonPos, int]
@@ -111,8 +111,7 @@ def read_source(source: str, stdin: t.BinaryIO | None = None) -> str:
         if source == STDIN:
             data = stdin.read() if stdin is not None else b""
         else:
-            # Unbuffered: one read of the whole file, 6 us per small file against 10 for Path.read_bytes.
-            with open(source, "rb", buffering=0) as file:
+            with open(source, "rb", buffering=0) as file:  # one read of the whole file
                 data = file.read()
     except OSError as exc:
         raise LoadError(display_name(source), f"cannot read: {exc.strerror or exc}") from exc
