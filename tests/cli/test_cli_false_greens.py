@@ -48,6 +48,18 @@ PAIRINGS = [
 
 
 @pytest.mark.parametrize(("where", "args"), PAIRINGS)
+def test_a_base_worktree_pairs_by_the_path_in_the_checkout(
+    where: str, args: list[str], checkout: Path, run_wasp: RunWasp
+) -> None:
+    """A base made by ``git worktree add`` (a ``.git`` file at its top) holding another
+    ``job.yaml`` at the top: ``deploy/job.yaml`` still pairs with ``base/deploy/job.yaml``."""
+    base = checkout.parent / "base"
+    (base / ".git").write_text("gitdir: elsewhere\n", encoding="utf-8")
+    (base / "job.yaml").write_text(dump(job(scheduling=_BASIC)), encoding="utf-8")  # a decoy
+    test_old_pairs_the_file_the_user_means(where, args, checkout, run_wasp)
+
+
+@pytest.mark.parametrize(("where", "args"), PAIRINGS)
 def test_old_pairs_the_file_the_user_means(
     where: str, args: list[str], checkout: Path, run_wasp: RunWasp
 ) -> None:

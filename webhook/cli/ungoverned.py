@@ -33,7 +33,7 @@ def blocks_field(obj: t.Mapping[str, object]) -> str | None:
     if isinstance(annotations, dict) and BLOCKS_ANNOTATION in annotations:
         return f"metadata.annotations[{BLOCKS_ANNOTATION}]"
     spec = obj.get("spec")
-    if isinstance(spec, dict) and spec.get("scheduling") is not None:
+    if isinstance(spec, dict) and isinstance(spec.get("scheduling"), dict):
         return "spec.scheduling"
     return None
 

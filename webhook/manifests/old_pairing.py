@@ -93,15 +93,17 @@ def _checkout_root(directory: str) -> str | None:
         directory = parent
 
 
-def _names(file: str, roots: t.Sequence[str]) -> list[str]:
+def _names(file: str, roots: t.Sequence[str], checkout_first: bool) -> list[str]:
     """The relative paths ``file`` may have in an ``--old`` directory, the likeliest first.
 
-    1. Its path from the working directory, when it lies under it, however it was spelled
-       (``deploy/job.yaml``, ``$PWD/deploy/job.yaml``, ``./deploy/../deploy/job.yaml``):
-       the base branch checked out whole, the command run at the top of the clone.
-    2. Its path from the top of its checkout (the nearest directory holding ``.git``): the
-       same, run from inside ``deploy/`` or from elsewhere.
-    3. Its path from the PATH directory it was found under: ``--old base/deploy deploy/``.
+    * Its path from the working directory, when it lies under it, however it was spelled
+      (``deploy/job.yaml``, ``$PWD/deploy/job.yaml``, ``./deploy/../deploy/job.yaml``): the
+      base branch checked out whole, the command run at the top of the clone.
+    * Its path from the top of its checkout (the nearest directory holding ``.git``): the
+      same, run from inside ``deploy/`` or from elsewhere. First when the ``--old``
+      directory is itself a checkout (``checkout_first``: ``git worktree add``), where a
+      path from ``deploy/`` would name another file.
+    * Its path from the PATH directory it was found under: ``--old base/deploy deploy/``.
     """
     absolute = os.path.abspath(file)
     real = os.path.realpath(file)
@@ -113,7 +115,7 @@ def _names(file: str, roots: t.Sequence[str]) -> list[str]:
             break
     top = _checkout_root(os.path.dirname(real))
     if top is not None:
-        names.append(os.path.relpath(real, top))
+        names.insert(0 if checkout_first else len(names), os.path.relpath(real, top))
     for root in roots:
         root_abs = os.path.abspath(root)
         if _under(absolute, root_abs):
@@ -130,10 +132,11 @@ def pair_old_files(files: t.Sequence[str], paths: t.Sequence[str], old_dirs: t.S
     if not old_dirs:
         return OldFiles(pairs, tried)
     roots = [p for p in paths if p != STDIN and os.path.isdir(p)]
+    checkouts = {d: os.path.exists(os.path.join(d, ".git")) for d in old_dirs}
     for file in files:
         if file == STDIN:
             continue
-        looked = [os.path.join(d, name) for d in old_dirs for name in _names(file, roots)]
+        looked = [os.path.join(d, name) for d in old_dirs for name in _names(file, roots, checkouts[d])]
         found = next((path for path in looked if os.path.isfile(path)), None)
         if found is not None:
             pairs[file] = found
