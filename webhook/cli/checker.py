@@ -327,7 +327,7 @@ def _span_source(source: str) -> str:
 def check_source(
     check: Check, source: str, stdin: t.BinaryIO | None = None, span: Span | None = None
 ) -> Checked:
-    """Records for every object of one source; a parse error ends the source with an error record.
+    """Records for every object of one source; a document that does not parse gets an error record.
 
     A document that does not parse ends only itself: reading goes on at the next ``---``
     line, so a manifest after it is still judged. With ``skip_non_kubernetes`` such a

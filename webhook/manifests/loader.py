@@ -213,7 +213,8 @@ def parse_text(
 ) -> t.Iterator[Document]:
     """Documents of ``text`` in order, lazily; raises :class:`LoadError` where parsing stops.
 
-    Documents before a syntax error are still yielded (libyaml cannot resume after one).
+    Documents before a syntax error are still yielded (libyaml cannot resume after one: the
+    caller goes on from :func:`from_next_document`).
     Empty documents (``---`` with nothing, or only comments) yield nothing. A document with
     a repeated key is yielded with its ``problem`` and parsing goes on.
     """
