@@ -16,9 +16,9 @@ import gc
 import os
 import sys
 
-from webhook.cli.constructor import YamlLoader
 from webhook.governed.result import Status
 from webhook.governed.validation import validate_object
+from webhook.manifests.constructor import YamlLoader
 from webhook.policy import PolicySet
 
 

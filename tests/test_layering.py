@@ -27,11 +27,14 @@ CORE_MODULES = [
     "webhook.governed.mutation",
     "webhook.governed.workloads",
     "webhook.admission.handler",
+    "webhook.manifests.loader",
+    "webhook.manifests.old_pairing",
+    "webhook.manifests.paths",
     # The CLI imports the HTTP stack only inside `wasp serve` (import-linter cannot tell a
     # lazy import from a module-level one, so this checks what an import really loads).
     "webhook.cli.main",
     "webhook.cli.validate",
-    "webhook.cli.render",
+    "webhook.cli.compile",
     "webhook.cli.schema",
     "webhook.cli.certs",
     "webhook.cli.policy",

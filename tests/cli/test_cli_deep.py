@@ -2,7 +2,7 @@
 at the document, in every format, never an internal error (RecursionError) or cut output.
 
 libyaml refuses YAML nested deeper than 1,000 levels itself; JSON sources get the same bound
-(:data:`webhook.cli.loader.MAX_DEPTH`), and everything up to it is judged.
+(:data:`webhook.manifests.loader.MAX_DEPTH`), and everything up to it is judged.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import Run
 
-from webhook.cli.loader import MAX_DEPTH
+from webhook.manifests.loader import MAX_DEPTH
 
 RunWasp = t.Callable[..., Run]
 HEAD = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: deep\n"

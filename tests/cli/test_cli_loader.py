@@ -9,8 +9,8 @@ import pytest
 import yaml
 from conftest import dump, job
 
-from webhook.cli.constructor import DuplicateKeyError, YamlLoader
-from webhook.cli.loader import LoadError, locate, parse_text
+from webhook.manifests.constructor import DuplicateKeyError, YamlLoader
+from webhook.manifests.loader import LoadError, locate, parse_text
 from webhook.vocab.field import FieldPath, Key
 
 

@@ -7,8 +7,8 @@ import math
 import pytest
 import yaml
 
-from webhook.cli import constructor
-from webhook.cli.loader import parse_text
+from webhook.manifests import constructor
+from webhook.manifests.loader import parse_text
 
 REPEATS = [
     pytest.param("a: 4\nb: 4\n---\nc: 4\n", id="an integer in two documents"),

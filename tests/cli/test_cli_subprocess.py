@@ -109,11 +109,12 @@ def test_exit_codes_from_stdin(run_wasp: RunWasp, text: str, code: int) -> None:
     assert run_wasp("validate", "-", input=text).code == code
 
 
-def test_parse_error_on_stderr_names_file_and_line(run_wasp: RunWasp, write: Writer) -> None:
+def test_parse_error_is_a_record_on_stdout_with_file_and_line(run_wasp: RunWasp, write: Writer) -> None:
     path = write("bad.yaml", text=dump(job()) + "---\nmetadata:\n  name: x\n   bad: indent\n")
     result = run_wasp("validate", path)
     assert result.code == 2
-    assert re.search(rf"{re.escape(str(path))}:\d+:\d+: invalid YAML", result.stderr)
+    assert re.search(rf"^{re.escape(str(path))}:\d+:\d+: error: invalid YAML", result.stdout, re.M)
+    assert result.stderr == ""  # every record on one stream: the outputs (docs/cli.md)
     assert result.stdout.splitlines()[-1].startswith("wasp: 2 objects in 1 file: 1 valid")
 
 

@@ -99,10 +99,10 @@ def test_validation_of_blocks_in_an_annotation(
 
 
 def test_a_json_syntax_error_says_where(policies: PolicySet) -> None:
-    [error] = validate_object(
-        trainer('{"schedulingPolicy": {"gang": {"minCount": 2}'), policies=policies
-    ).errors
-    assert "line 1, column 46" in error.detail  # just past the last character
+    raw = '{"schedulingPolicy": {"gang": {"minCount": 2}'
+    [error] = validate_object(trainer(raw), policies=policies).errors
+    assert "column 46" in error.detail  # just past the last character
+    assert error.bad_value == raw  # shown, as apimachinery shows an Invalid value
 
 
 def test_a_change_of_the_annotation_on_update_is_immutable(policies: PolicySet) -> None:

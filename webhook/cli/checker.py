@@ -18,8 +18,11 @@ import time
 import typing as t
 from dataclasses import dataclass, field, replace
 
+from webhook.cli import ungoverned
 from webhook.cli.admitted import as_admitted
-from webhook.cli.loader import (
+from webhook.governed.result import Result, Status
+from webhook.governed.validation import validate_object
+from webhook.manifests.loader import (
     STDIN,
     Document,
     LoadError,
@@ -30,10 +33,8 @@ from webhook.cli.loader import (
     parse_text,
     read_source,
 )
-from webhook.cli.paths import helm_template
-from webhook.cli.previous import Identity, identity, old_objects
-from webhook.governed.result import Result, Status
-from webhook.governed.validation import validate_object
+from webhook.manifests.old_pairing import Identity, Old, SourceOld, identity
+from webhook.manifests.paths import helm_template
 from webhook.policy import PolicySet
 from webhook.vocab.field import OMIT, FieldError, FieldPath, forbidden
 
@@ -107,6 +108,7 @@ class Record:
     input_error: bool = False  # the source could not be read or parsed (also said on stderr)
     seconds: float = 0.0  # time spent judging (JUnit ``time``)
     warned: bool = False
+    notes: tuple[str, ...] = ()  # what was not checked and is no finding (a file new to --old)
 
     @property
     def unreadable(self) -> bool:
@@ -199,34 +201,34 @@ def kind_matches(obj: t.Mapping[str, object], patterns: frozenset[str]) -> bool:
 class Check:
     """Everything a (possibly forked) worker needs to judge a source.
 
-    ``old`` holds the ``--old`` objects given as files (by identity); ``old_files`` maps a
-    file to its previous version found in an ``--old`` directory, whose objects are paired
-    first. ``skip``/``reject`` are ``--skip``/``--reject`` kinds (:func:`kind_matches`).
+    ``old`` is what ``--old`` gave (:class:`~webhook.manifests.old_pairing.Old`): the objects of its
+    files by identity, and each file's previous version in its directories, whose objects
+    are paired first. ``skip``/``reject`` are ``--skip``/``--reject`` kinds (:func:`kind_matches`).
     """
 
     policies: PolicySet
-    old: t.Mapping[Identity, object]
+    old: Old = field(default_factory=Old)
     skip_non_kubernetes: bool = False
-    old_files: t.Mapping[str, str] = field(default_factory=dict)
     skip: frozenset[str] = frozenset()
     reject: frozenset[str] = frozenset()
     stdin_name: str = ""  # --stdin-filename: what stdin's records are called, instead of <stdin>
+    reject_ungoverned: bool = False  # --reject-ungoverned: an object no policy governs is invalid
 
     def name(self, source: str) -> str:
         """The file name records of ``source`` carry."""
         return self.stdin_name if source == STDIN and self.stdin_name else display_name(source)
 
 
-def _judge(check: Check, doc: Document, old_local: t.Mapping[Identity, object]) -> Record:
+def _judge(check: Check, doc: Document, previous: SourceOld) -> Record:
     started = time.perf_counter()
     obj = doc.obj
-    mapping = obj if isinstance(obj, dict) else {}
+    # Judged and named as admitted: a generateName-only manifest is ``NAME-xxxxx``.
+    admitted = as_admitted(obj)
+    mapping = admitted if isinstance(admitted, dict) else {}
     meta = mapping.get("metadata")
     meta = meta if isinstance(meta, dict) else {}
     key = identity(obj)
-    old = None
-    if key is not None:
-        old = old_local.get(key, check.old.get(key))
+    old = previous.get(key) if key is not None else None
     if doc.problem is not None:
         result = Result(Status.ERROR, reason=str(doc.problem))
     elif check.skip and kind_matches(mapping, check.skip):
@@ -234,7 +236,9 @@ def _judge(check: Check, doc: Document, old_local: t.Mapping[Identity, object]) 
     elif check.reject and kind_matches(mapping, check.reject):
         result = Result.judged("--reject", [forbidden(FieldPath.of("kind"), "rejected by --reject")], [])
     else:
-        result = validate_object(as_admitted(obj), old, policies=check.policies)
+        result = validate_object(admitted, old, policies=check.policies)
+        if result.ungoverned:
+            result = ungoverned.judged(mapping, result, check.policies, reject=check.reject_ungoverned)
     status, reason = result.status, result.reason
     if status is Status.ERROR and check.skip_non_kubernetes and doc.problem is None:
         status, reason = Status.SKIPPED, f"ignored: {reason}"
@@ -256,6 +260,21 @@ def _judge(check: Check, doc: Document, old_local: t.Mapping[Identity, object]) 
         seconds=time.perf_counter() - started,
         warned=result.warned,
     )
+
+
+def _old_said(check: Check, record: Record, previous: SourceOld, doc: Document) -> Record:
+    """What ``--old`` did not give, said on the record: a paired file that does not parse (a
+    warning; a note under ``--skip-non-kubernetes``, whose templates often do not), or a
+    named object checked as created for want of a previous version (a note: a new file in a
+    pull request is fine, a silent fallback to CREATE is not; a generateName-only object is
+    always created)."""
+    if previous.unparsable and record.kind is not None:
+        if check.skip_non_kubernetes:
+            return replace(record, notes=(*record.notes, previous.unparsable))
+        return replace(record, warnings=(*record.warnings, previous.unparsable))
+    if previous.missing and record.operation == "CREATE" and identity(doc.obj) is not None:
+        return replace(record, notes=(*record.notes, previous.missing))
+    return record
 
 
 def failed(error: LoadError, *, skip: bool = False) -> Record:
@@ -284,8 +303,9 @@ class Span:
 @dataclass(slots=True)
 class Checked:
     """What judging a source (or a span of one) gave: the records, the number of documents
-    read (empty ones included, to number the next span's), and whether parsing stopped at
-    an error (libyaml cannot resume: later spans of the file are then dropped)."""
+    read (empty ones and ones that do not parse included, to number the next span's), and
+    whether the whole file was answered by one record (unreadable, a Helm chart template):
+    its later spans are then dropped."""
 
     records: list[Record]
     documents: int = 0
@@ -307,12 +327,12 @@ def _span_source(source: str) -> str:
 def check_source(
     check: Check, source: str, stdin: t.BinaryIO | None = None, span: Span | None = None
 ) -> Checked:
-    """Records for every object of one source; a parse error ends the source with an error record.
+    """Records for every object of one source; a document that does not parse gets an error record.
 
-    With ``skip_non_kubernetes`` a document that does not parse (a Helm template, a tagged
-    CloudFormation or GitLab file, JSON with comments) is skipped, not an error, and reading
-    goes on at the next ``---`` line, so a manifest after it is still judged; a source
-    that cannot be read is an error in every mode. With ``span``, only those documents are
+    A document that does not parse ends only itself: reading goes on at the next ``---``
+    line, so a manifest after it is still judged. With ``skip_non_kubernetes`` such a
+    document (a Helm template, a tagged CloudFormation or GitLab file, JSON with comments)
+    is skipped, not an error; a source that cannot be read is an error in every mode. With ``span``, only those documents are
     read; their indices then count from 0 (the caller renumbers). A file of a Helm chart's
     ``templates/`` is skipped whole in that mode: quoted actions (``name: "{{ .Values.n }}"``)
     parse as YAML, but what they say is known only once rendered.
@@ -324,18 +344,7 @@ def check_source(
         checked.records.append(failed(template, skip=True))
         checked.stopped = True
         return checked
-    old_local: t.Mapping[Identity, object] = {}
-    old_file = check.old_files.get(name)
-    unreadable_old = ""
-    if old_file is not None:
-        try:
-            old_local = old_objects(old_file)
-        except LoadError as exc:
-            # The base version does not parse (a Helm template, or the very file this change
-            # fixes): this file's objects are judged as created, which a pull request can pass.
-            if not check.skip_non_kubernetes:
-                where = f"{exc.source}:{exc.line}" if exc.line else exc.source
-                unreadable_old = f"--old {where} does not parse ({exc.message}): checked as created"
+    previous = check.old.for_source(name)
     state = ParseState()
     try:
         if span is None:
@@ -348,12 +357,11 @@ def check_source(
         checked.stopped = True
         return checked
     first = 0  # index of the first document of ``text`` in the source
+    begins = 0  # 0-based line where ``text``'s first document begins
     while True:
         try:
             for doc in parse_text(name, text, json_format=name.endswith(".json"), state=state):
-                record = _judge(check, doc, old_local)
-                if unreadable_old and record.kind is not None:
-                    record = replace(record, warnings=(*record.warnings, unreadable_old))
+                record = _old_said(check, _judge(check, doc, previous), previous, doc)
                 checked.records.append(
                     replace(record, document=(record.document or 0) + first) if first else record
                 )
@@ -363,13 +371,17 @@ def check_source(
             if exc.document is not None:
                 exc.document += first
             checked.records.append(failed(exc, skip=skip))
-            # A document that is not a manifest (a template, a tagged node) is skipped, not the
-            # documents after it: they are read from the next `---` line on.
-            rest = from_next_document(text, exc.line) if skip else None
+            # A document that does not parse (a template, a tagged node, a typo) ends only
+            # itself, in every mode: the documents after it are read from the next `---` line.
+            rest = None
+            if exc.document is not None and not name.endswith(".json"):
+                rest = from_next_document(text, exc.line, exc.column, begins)
             if rest is None:
-                checked.stopped = True
+                # Nothing follows in this text; the failed document still counts, so that the
+                # next span of the file (cut at that `---` line) is numbered on from it.
+                first, state = (exc.document + 1 if exc.document is not None else first), ParseState()
                 break
-            text, first = rest, t.cast(int, exc.document) + 1
+            (text, begins), first = rest, t.cast(int, exc.document) + 1
             state = ParseState()
     checked.documents = first + state.documents
     return checked

@@ -17,7 +17,7 @@ import click
 _COMMANDS: t.Final = {
     "audit": "webhook.cli.audit:audit",
     "certs": "webhook.cli.certs:certs",
-    "compile": "webhook.cli.render:compile_command",
+    "compile": "webhook.cli.compile:compile_command",
     "doctor": "webhook.cli.doctor:doctor",
     "explain": "webhook.cli.explain:explain_command",
     "policy": "webhook.cli.policy:policy",
@@ -55,7 +55,7 @@ class QuickExit(SystemExit):
 
 
 def main() -> None:
-    from webhook.cli.loader import RECURSION_LIMIT
+    from webhook.manifests.loader import RECURSION_LIMIT
 
     # Documents may nest MAX_DEPTH levels (libyaml's bound); walking one needs more frames
     # than Python's default 1,000 (pure-Python frames, not the C stack, on 3.11+).

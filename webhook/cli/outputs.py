@@ -1,4 +1,4 @@
-"""Where results go: ``-o FORMAT[=FILE]`` (repeatable), and how ``--old DIR`` pairs files.
+"""Where results go: ``-o FORMAT[=FILE]`` (repeatable).
 
 Every output gets every record as it arrives. At most one output goes to stdout; files are
 written UTF-8 whatever the locale, and are complete when the run ends.
@@ -15,10 +15,9 @@ from types import TracebackType
 import click
 
 from webhook.cli.checker import Record, Summary
-from webhook.cli.loader import STDIN
 from webhook.cli.reporters import REPORTERS, Reporter
 
-__all__ = ["OutputSpec", "Outputs", "pair_old_files", "parse_outputs"]
+__all__ = ["OutputSpec", "Outputs", "parse_outputs"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,34 +104,3 @@ class Outputs:
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
-
-
-def pair_old_files(
-    files: t.Sequence[str], paths: t.Sequence[str], old_dirs: t.Sequence[str]
-) -> dict[str, str]:
-    """The previous version of each file in an ``--old`` directory ``D``, first found of:
-    ``D/FILE`` (a relative FILE: ``--old base/`` with the whole base tree checked out), then
-    ``D/REL`` where REL is FILE relative to the PATH directory it was found under
-    (``--old base/deploy deploy/``). Files with no previous version are absent (CREATE).
-    """
-    pairs: dict[str, str] = {}
-    if not old_dirs:  # the common run: no path arithmetic per file (12 ms on 2,000 files)
-        return pairs
-    roots = [p for p in paths if p != STDIN and os.path.isdir(p)]
-    for file in files:
-        if file == STDIN:
-            continue
-        rels = [] if os.path.isabs(file) else [file]
-        rels += [
-            os.path.relpath(file, r)
-            for r in roots
-            if os.path.commonpath([os.path.abspath(file), os.path.abspath(r)]) == os.path.abspath(r)
-        ]
-        for directory in old_dirs:
-            found = next(
-                (os.path.join(directory, r) for r in rels if os.path.isfile(os.path.join(directory, r))), None
-            )
-            if found is not None:
-                pairs[file] = found
-                break
-    return pairs

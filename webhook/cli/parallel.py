@@ -1,13 +1,21 @@
 """Spreading the judging over processes, with the records of a serial run, in the same order.
 
+Why it exists: a CI run over a repository's manifests is bound by one core's parsing; spread
+over the CPUs it finishes in about two thirds of the time on two cores, which keeps
+``wasp validate`` ahead of kubeconform on the same files (benchmarks/README.md). The records,
+their order and numbering are those of a serial run (``tests/cli/test_cli_parallel.py``), and
+the spans a large file is cut into hold the documents ``yaml.safe_load_all`` reads from the
+whole (``tests/cli/test_cli_yaml_oracle.py``).
+
 Workers are forked after the policies and the ``--old`` index are loaded, so they inherit
 them (and every import) instead of loading them again, and this process judges beside them
 (:func:`_shared`): with N processes, N - 1 are forked. The unit of work is a *task*: a
 batch of small files, or a span of whole documents of one large file (one file never
 keeps the second core idle). Spans are cut at document markers (``---`` at the start of a
 line, which ends any YAML scalar), and a span's records are renumbered and its lines are
-the file's own (:class:`~webhook.cli.checker.Span`). A parse error ends its file: the later
-spans of that file are dropped, as libyaml would never have read them.
+the file's own (:class:`~webhook.cli.checker.Span`). A document that does not parse ends
+only itself, as in a serial run, where reading resumes at the same ``---`` lines; a file
+answered whole by one record (unreadable, a Helm chart template) drops its later spans.
 """
 
 from __future__ import annotations
@@ -19,12 +27,12 @@ import typing as t
 from dataclasses import replace
 
 from webhook.cli.checker import Check, Checked, Record, Span, check_source
-from webhook.cli.loader import STDIN, LoadError, read_source
+from webhook.manifests.loader import STDIN, LoadError, read_source
 
 __all__ = ["PARALLEL_MIN_BYTES", "plan", "run"]
 
-# Below this many input bytes a second process costs more than it saves (fork, pickling the
-# records back): on 2 CPUs with the benchmark's 1.5 KB Jobs break-even is about 200 manifests.
+# Below this many input bytes a second process costs more than it saves (the fork, the records
+# sent back): a pre-commit hook's few files stay in one process (benchmarks/README.md).
 PARALLEL_MIN_BYTES: t.Final = 256 * 1024
 # A file this large is cut into spans; smaller files are batched up to about this size.
 SPAN_BYTES: t.Final = 128 * 1024
@@ -127,7 +135,7 @@ def plan(files: t.Sequence[str], processes: int, sizes: t.Sequence[int] | None =
 
 
 def _records(results: t.Iterator[Checked], units: t.Iterator[tuple[str, Span | None]]) -> t.Iterator[Record]:
-    """Renumber span records, and drop the rest of a file after a parse error."""
+    """Renumber span records, and drop the rest of a file answered whole by one record."""
     offset, stopped = 0, False
     for checked, (_, span) in zip(results, units, strict=False):
         if span is None or span.start == 0:  # a file starts
@@ -155,7 +163,7 @@ def run(
     if jobs is None and sum(sizes) < PARALLEL_MIN_BYTES:
         processes = 1
     if processes > 1 and files:
-        import multiprocessing  # 4 ms of start-up that a small run never needs
+        import multiprocessing  # only a run large enough to fork pays for importing it
 
         if "fork" not in multiprocessing.get_all_start_methods():
             processes = 1

@@ -17,7 +17,8 @@ __all__ = ["REPORTERS", "Reporter", "record_json"]
 
 
 class TextReporter(Reporter):
-    """``FILE:LINE: Kind ns/name: <field error>`` (the field's line); warnings marked; a summary."""
+    """``FILE:LINE: Kind ns/name: <field error>`` (the field's line); warnings and notes
+    marked; a summary."""
 
     name = "text"
     _STYLES: t.ClassVar = {"error": "\033[31m", "warning": "\033[33m", "ok": "\033[32m"}
@@ -26,10 +27,16 @@ class TextReporter(Reporter):
         return f"{self._STYLES[style]}{text}\033[0m" if self.color else text
 
     def record(self, record: Record) -> None:
-        if self.summary_only or record.input_error:  # input errors are on stderr, with file and line
+        if self.summary_only:
             return
         title = f": {record.title}" if record.kind else ""
-        if record.status is Status.ERROR:
+        if record.input_error:  # the reason starts with the file, line and column of the problem
+            where, _, detail = record.reason[len(record.file) :].partition(": ")
+            if record.reason.startswith(record.file) and detail:
+                self.write(f"{record.file}{where}: {self.paint('error', 'error')}: {detail}")
+            else:
+                self.write(f"{location(record)}: {self.paint('error', 'error')}: {record.reason}")
+        elif record.status is Status.ERROR:
             self.write(f"{location(record)}{title}: {self.paint('error', 'error')}: {record.reason}")
         for err in record.errors:
             where = f"{location(record, err.line)}{title}"
@@ -39,6 +46,8 @@ class TextReporter(Reporter):
                 self.write(f"{where}: {self.paint('error', err.message)}")
         for warning in record.warnings:
             self.write(f"{location(record)}{title}: {self.paint('warning', 'warning')}: {warning}")
+        for note in record.notes:
+            self.write(f"{location(record)}{title}: note: {note}")
         if self.verbose and record.status in (Status.VALID, Status.SKIPPED):
             detail = f" ({record.reason})" if record.reason else ""
             self.write(f"{location(record)}{title}: {record.status.value}{detail}")
@@ -84,6 +93,8 @@ class GithubReporter(Reporter):
             self.annotate(level, record, err.line or record.line, err.message)
         for warning in record.warnings:
             self.annotate("warning", record, record.line, warning)
+        for note in record.notes:
+            self.annotate("notice", record, record.line, note)
 
     def finish(self, summary: Summary, exit_code: int) -> None:
         self.write(summary_text(summary))
@@ -121,6 +132,8 @@ class TapReporter(Reporter):
                 block.append(f"- {json.dumps(fields, ensure_ascii=not self.utf8)}")
         if record.warnings:
             block.append(f"warnings: {json.dumps(list(record.warnings), ensure_ascii=not self.utf8)}")
+        if record.notes:
+            block.append(f"notes: {json.dumps(list(record.notes), ensure_ascii=not self.utf8)}")
         if block:
             self.write("\n".join(["  ---", *("  " + b for b in block), "  ..."]))
 

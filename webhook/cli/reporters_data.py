@@ -71,10 +71,12 @@ class JsonReporter(Reporter):
 SARIF_SCHEMA: t.Final = "https://json.schemastore.org/sarif-2.1.0.json"
 _INPUT_RULE: t.Final = "InputError"
 _WARNING_RULE: t.Final = "Warning"
+_NOTE_RULE: t.Final = "Note"
 _RULES: t.Final = [
     *((e.value, e.title) for e in ErrorType),
     (_INPUT_RULE, "The input cannot be judged (unreadable, unparsable, not a Kubernetes object)"),
     (_WARNING_RULE, "Advice that does not block admission"),
+    (_NOTE_RULE, "What was not checked, which is no finding (an object new to --old)"),
 ]
 _RULE_INDEX: t.Final = {rule: i for i, (rule, _) in enumerate(_RULES)}
 
@@ -136,6 +138,8 @@ class SarifReporter(Reporter):
             self._result(err.type, level, record, err.message, err.line or record.line)
         for warning in record.warnings:
             self._result(_WARNING_RULE, "warning", record, warning, record.line)
+        for note in record.notes:
+            self._result(_NOTE_RULE, "note", record, note, record.line)
 
     def finish(self, summary: Summary, exit_code: int) -> None:
         invocation = dumps(
@@ -198,8 +202,9 @@ class JunitReporter(Reporter):
             elif record.status is Status.SKIPPED:
                 ET.SubElement(case, "skipped", message=record.reason)
             warnings = [*(e.message for e in record.errors if record.warned), *record.warnings]
-            if warnings:
-                ET.SubElement(case, "system-out").text = "\n".join(f"warning: {w}" for w in warnings)
+            said = [*(f"warning: {w}" for w in warnings), *(f"note: {n}" for n in record.notes)]
+            if said:
+                ET.SubElement(case, "system-out").text = "\n".join(said)
         ET.indent(suite, level=1)
         encoding = "unicode" if self.utf8 else "us-ascii"
         text = ET.tostring(suite, encoding=encoding, xml_declaration=False)

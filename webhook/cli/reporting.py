@@ -117,6 +117,7 @@ def record_json(record: Record) -> dict[str, object]:
             for e in record.errors
         ],
         "warnings": list(record.warnings),
+        "notes": list(record.notes),
         "reason": record.reason,
     }
 

@@ -18,15 +18,16 @@ from pathlib import Path
 
 import click
 
-from webhook.cli import checker, parallel, previous
+from webhook.cli import checker, parallel
 from webhook.cli.enforcement_flag import enforcement_option
 from webhook.cli.integration_flag import integrations_option
-from webhook.cli.loader import STDIN
 from webhook.cli.main import QuickExit
-from webhook.cli.outputs import Outputs, pair_old_files, parse_outputs
-from webhook.cli.paths import expand_paths, in_order
+from webhook.cli.outputs import Outputs, parse_outputs
 from webhook.cli.reporters import REPORTERS
 from webhook.cli.schedulers_flag import schedulers_option
+from webhook.manifests import old_pairing
+from webhook.manifests.loader import STDIN
+from webhook.manifests.paths import expand_paths, in_order
 from webhook.policy import PolicySet
 from webhook.vocab.errors import WaspError
 from webhook.vocab.gates import DEFAULT_GATES, FeatureGates
@@ -118,8 +119,9 @@ def _kinds(values: t.Sequence[str]) -> frozenset[str]:
     multiple=True,
     metavar="PATH",
     help="Previous versions (file, directory or '-'; repeatable). Objects of files with the same "
-    "group, kind, namespace and name are checked as updates; a directory is paired file by file "
-    "(DIR/FILE, else DIR/ the FILE's path under its PATH directory).",
+    "group, kind, namespace and name are checked as updates; a directory is paired file by file, "
+    "by the file's path from the working directory, from the top of its checkout, or from its "
+    "PATH directory. An object without a previous version gets a note.",
 )
 @click.option(
     "-o",
@@ -155,6 +157,12 @@ def _kinds(values: t.Sequence[str]) -> frozenset[str]:
     multiple=True,
     metavar="KIND,...",
     help="Kinds (Kind or apiVersion/Kind) that are invalid.",
+)
+@click.option(
+    "--reject-ungoverned",
+    is_flag=True,
+    help="Objects no loaded policy governs are invalid (as kubeconform fails a kind it has no "
+    "schema for), instead of skipped; combine with --skip for kinds that need no policy.",
 )
 @click.option("--include", multiple=True, metavar="GLOB", help="Only check files matching GLOB (repeatable).")
 @click.option(
@@ -228,6 +236,7 @@ def _validate(
     skip_non_kubernetes: bool,
     skip: tuple[str, ...],
     reject: tuple[str, ...],
+    reject_ungoverned: bool,
     include: tuple[str, ...],
     exclude: tuple[str, ...],
     stdin_filename: str,
@@ -247,7 +256,7 @@ def _validate(
     stdin = sys.stdin.buffer
     old_dirs = [o for o in old if o != STDIN and os.path.isdir(o)]
     old_found = expand_paths([o for o in old if o not in old_dirs])
-    old_index, old_problems = previous.index_old(old_found.files, stdin)
+    old_index, old_problems = old_pairing.index_old(old_found.files, stdin)
     for problem in [*old_found.problems, *old_problems]:
         checker.stderr_line(f"wasp: --old: {problem}")
     if old_found.problems or old_problems:
@@ -260,18 +269,17 @@ def _validate(
     gc.freeze()
     gc.disable()
     try:
+        old_files = old_pairing.pair_old_files(
+            [stdin_filename if f == STDIN and stdin_filename else f for f in found.files], sources, old_dirs
+        )
         check = checker.Check(
             policy_set,
-            old_index,
+            old_pairing.Old(old_index, old_files, tuple(old)),
             skip_non_kubernetes=skip_non_kubernetes,
-            old_files=pair_old_files(
-                [stdin_filename if f == STDIN and stdin_filename else f for f in found.files],
-                sources,
-                old_dirs,
-            ),
             skip=_kinds(skip),
             reject=_kinds(reject),
             stdin_name=stdin_filename,
+            reject_ungoverned=reject_ungoverned,
         )
         summary = checker.Summary(sources=len(found.files) + len(found.problems))
         warning_code = warning_exit_code if warning_exit_code is not None else int(strict)
@@ -286,8 +294,6 @@ def _validate(
                 ):
                     summary.add(record)
                     read.add(record.file)
-                    if record.input_error:
-                        checker.stderr_line(f"wasp: {record.reason}")
                     out.record(record)
                     if exit_on_error and record.verdict in _STATUS_STOPS:  # a warned object goes on
                         # The summary covers what was checked: the files read up to here.

@@ -25,6 +25,8 @@ class Result(t.NamedTuple):
 
     ``governed_by`` names the policy (or built-in validator) that judged the object; ``None``
     when the object was skipped. ``reason`` explains a skip or an error status.
+    ``ungoverned``: skipped because nothing loaded judges that apiVersion and kind (not
+    because a policy defers the object to its controller), which ``wasp validate`` reports.
     ``enforcement`` is what an invalid object gets: the judging policy's ``spec.enforcement``
     (``deny`` for the scheduling API's own objects and ``--reject``). Immutable; a
     NamedTuple, so results compare and unpack like the tuples they are.
@@ -36,6 +38,7 @@ class Result(t.NamedTuple):
     governed_by: str | None = None
     reason: str = ""
     enforcement: Enforcement = "deny"
+    ungoverned: bool = False
 
     @classmethod
     def judged(
@@ -49,8 +52,8 @@ class Result(t.NamedTuple):
         return cls(status, tuple(errors), tuple(dict.fromkeys(warnings)), governed_by, "", enforcement)
 
     @classmethod
-    def skipped(cls, reason: str) -> Result:
-        return cls(Status.SKIPPED, reason=reason)
+    def skipped(cls, reason: str, *, ungoverned: bool = False) -> Result:
+        return cls(Status.SKIPPED, reason=reason, ungoverned=ungoverned)
 
     @property
     def allowed(self) -> bool:

@@ -255,10 +255,14 @@ class _Builder:
         try:
             return json.loads(raw)
         except json.JSONDecodeError as exc:
-            detail = f"is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
-            self.errors.append(invalid(path, OMIT, detail, origin="json"))
-        except RecursionError:
-            self.errors.append(invalid(path, OMIT, "is not valid JSON: nested too deeply", origin="json"))
+            # The value is shown (apimachinery quotes it once), and where in it decoding stopped.
+            where = f"column {exc.colno}" if "\n" not in raw else f"line {exc.lineno}, column {exc.colno}"
+            detail = f"must be valid JSON: {exc.msg[:1].lower()}{exc.msg[1:]} at {where} of the value"
+            self.errors.append(invalid(path, raw, detail, origin="json"))
+        except RecursionError:  # the value itself would be too long to quote
+            self.errors.append(
+                invalid(path, OMIT, "must be valid JSON: nested too deeply to decode", origin="json")
+            )
         return None
 
     def childless(self, spec: NodeSpec, context: t.Mapping[str, t.Any], context_path: FieldPath) -> None:

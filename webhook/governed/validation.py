@@ -54,12 +54,12 @@ def validate_object(obj: object, old_obj: object = None, *, policies: PolicySet)
     builtin = scheduling_objects.VALIDATORS.get((group, kind))
     if builtin is not None:
         if version not in scheduling_objects.SERVED_VERSIONS[kind]:
-            return Result.skipped(f"{api_version} {kind} is not served by Kubernetes 1.37")
+            return Result.skipped(f"{api_version} {kind} is not served by Kubernetes 1.37", ungoverned=True)
         findings = builtin(obj, old, gates=policies.gates)
         return Result.judged(f"{group}/{kind}", list(findings.errors), list(findings.warnings))
     policy = policies.for_kind(api_version, kind)
     if policy is None:
-        return Result.skipped(f"no policy governs {api_version} {kind}")
+        return Result.skipped(f"no policy governs {api_version} {kind}", ungoverned=True)
     outer = outer_owner(obj, policies)
     if outer is not None:
         # Layering (docs/decisions.md §27): the outer object's Workload covers this one, whose

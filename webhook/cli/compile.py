@@ -25,14 +25,14 @@ from webhook import scheduling_objects
 from webhook.cli.admitted import SUFFIX, as_admitted, generated_name
 from webhook.cli.checker import ExitCode, stderr_line
 from webhook.cli.enforcement_flag import enforcement_option
-from webhook.cli.loader import STDIN, Document, LoadError, load_source
-from webhook.cli.paths import expand_paths
 from webhook.cli.validate import load_policy_set, with_policy_options
 from webhook.governed.delegation import delegated_templates
 from webhook.governed.reconcile_model import workload_owner
 from webhook.governed.result import Status
 from webhook.governed.validation import validate_object
 from webhook.governed.workloads import compile_object, workload_refusal
+from webhook.manifests.loader import STDIN, Document, LoadError, load_source, locate
+from webhook.manifests.paths import expand_paths
 from webhook.policy import Policy, PolicySet
 from webhook.policy.model import Enforcement
 from webhook.vocab.errors import BuildError
@@ -57,12 +57,13 @@ def _metadata(obj: t.Mapping[str, t.Any]) -> dict[str, t.Any]:
     return meta if isinstance(meta, dict) else {}
 
 
-def _where(doc: Document, obj: t.Mapping[str, t.Any]) -> str:
+def _where(doc: Document, obj: t.Mapping[str, t.Any], line: int | None = None) -> str:
+    """``FILE:LINE: Kind ns/name`` as ``wasp validate`` prints it: ``line`` (a field's), else
+    the line where the object starts (an item's own line in a ``*List``)."""
     meta = _metadata(obj)
     name, namespace = meta.get("name") or "<unnamed>", meta.get("namespace")
     ref = f"{namespace}/{name}" if namespace else name
-    item = f"[{doc.item}]" if doc.item is not None else ""
-    return f"{doc.source}:{doc.index}{item}: {obj.get('kind')} {ref}"
+    return f"{doc.source}:{line or doc.line}: {obj.get('kind')} {ref}"
 
 
 def not_compiled_reason(policy: Policy, obj: t.Mapping[str, t.Any], gates: FeatureGates) -> str | None:
@@ -127,7 +128,7 @@ def _compile_all(
                 obj = as_admitted(doc.obj)
                 result = validate_object(obj, policies=policies)
                 if result.status is Status.ERROR:
-                    stderr_line(f"wasp: {doc.source}:{doc.index}: error: {result.reason}")
+                    stderr_line(f"wasp: {doc.source}:{doc.line}: error: {result.reason}")
                     code = ExitCode.INPUT
                     continue
                 assert isinstance(obj, dict)
@@ -135,10 +136,12 @@ def _compile_all(
                 if result.warned:
                     # Admitted under a policy in warn mode: compiled, as wasp reconcile does.
                     for err in result.errors:
-                        stderr_line(f"wasp: {where}: warning: {err.error()}")
+                        stderr_line(
+                            f"wasp: {_where(doc, obj, locate(doc.node, err.field))}: warning: {err.error()}"
+                        )
                 elif result.status is Status.INVALID:
                     for err in result.errors:
-                        stderr_line(f"wasp: {where}: {err.error()}")
+                        stderr_line(f"wasp: {_where(doc, obj, locate(doc.node, err.field))}: {err.error()}")
                     code = max(code, ExitCode.INVALID)
                     continue
                 for warning in result.warnings:

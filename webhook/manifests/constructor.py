@@ -7,9 +7,14 @@
   of through PyYAML's generator machinery. Anything unusual (merge keys, recursive aliases,
   non-core tags, unhashable keys) is handed to PyYAML's own ``construct_document``, so values
   and error messages stay PyYAML's. Null, boolean and number scalars are built once per
-  distinct text and shared (they are immutable). Measured on the benchmark's Jobs: 20 µs per
-  manifest instead of 130 µs, so the fast path is kept; the tests run both constructors over
-  the same inputs (``tests/cli/test_cli_loader.py``).
+  distinct text and shared (they are immutable).
+
+Why it exists beside PyYAML: construction is most of what a CI run of ``wasp validate`` does,
+and with PyYAML's own constructor the run takes about twice the CPU, which puts it behind
+kubeconform on the same manifests (the figures are in benchmarks/README.md). It stays only
+while it builds exactly what PyYAML builds: ``safe_load_all`` is its oracle in
+``tests/cli/test_cli_yaml_oracle.py`` (random documents) and ``tests/cli/test_cli_loader.py``
+(tables, and both constructors over the same nodes).
 
 Both refuse a key repeated in one mapping (:class:`DuplicateKeyError`), as kubectl's strict
 field validation does: the fast path compares the constructed keys (``yes`` and ``true``
@@ -103,11 +108,11 @@ def _resolve(kind: type[Node], value: str, implicit: tuple[bool, bool]) -> str:
 class YamlLoader(yaml.CSafeLoader):
     """``CSafeLoader`` with a memoised resolver and a flat constructor (same values).
 
-    libyaml's composer calls ``resolve`` for every node and ``descend_resolver`` /
-    ``ascend_resolver`` around it (about 350 Python calls per manifest). Implicit tags depend
-    only on (kind, value, implicit) because the safe loader registers no path resolvers, so
-    ``resolve`` is a C-level LRU cache and the two path hooks are C no-ops that take the same
-    arguments (their results are ignored): 20% of the parse time.
+    libyaml's composer calls back into Python to ``resolve`` every node and to
+    ``descend_resolver`` / ``ascend_resolver`` around it. Implicit tags depend only on (kind,
+    value, implicit) because the safe loader registers no path resolvers, so ``resolve`` can be
+    a C-level LRU cache and the two path hooks C no-ops that take the same arguments (their
+    results are ignored): the same tags, without a Python call per node.
     """
 
     resolve = staticmethod(_resolve)

@@ -15,7 +15,7 @@ import typing as t
 from dataclasses import dataclass
 from pathlib import Path
 
-from webhook.cli.loader import STDIN, SUFFIXES, LoadError
+from webhook.manifests.loader import STDIN, SUFFIXES, LoadError
 
 __all__ = ["Expansion", "expand_paths", "helm_template", "in_order"]
 
