@@ -241,26 +241,28 @@ def audit(kubeconfig: Path | None, namespace: str | None, all_namespaces: bool, 
     if namespace and all_namespaces:
         raise click.UsageError("give either -n/--namespace or -A/--all-namespaces")
     policy_set = policies_from(policy_options)
-    cluster = open_cluster(kubeconfig, chunk_size)
     reporter = FORMATS[output](sys.stdout)
     meter = Progress(progress)
+    summary = Summary()
+    cluster: Cluster | None = None
     try:
+        cluster = open_cluster(kubeconfig, chunk_size)
         run = Audit(cluster, policy_set, reporter, selector, meter)
-    except Exception as exc:
-        raise Unusable(unusable(exc)) from None
-    reporter.start()
-    try:
+        summary = run.summary
+        reporter.start()
         # -A: the names first (one string each), so the progress line knows the total.
         names = list(_namespaces(cluster)) if all_namespaces else [namespace or default_namespace(kubeconfig)]
         for i, ns in enumerate(names, 1):
             run.namespace(ns, i, len(names))
     except Exception as exc:  # the cluster failed (or wasp did): a reason to stop, never a finding
         meter.done()
-        run.summary.inconsistent_lists = cluster.inconsistent
-        reporter.finish(run.summary, 2)
-        raise Unusable(unusable(exc)) from None
+        reason = exc.message if isinstance(exc, Unusable) else unusable(exc)
+        summary.inconsistent_lists = cluster.inconsistent if cluster is not None else 0
+        # The outputs stay closed (docs/audit.md): a pipeline that saved them can still parse them.
+        reporter.fail(summary, reason)
+        raise Unusable(reason) from None
     meter.done()
-    run.summary.inconsistent_lists = cluster.inconsistent
-    code = run.summary.exit_code(strict)
-    reporter.finish(run.summary, code)
+    summary.inconsistent_lists = cluster.inconsistent
+    code = summary.exit_code(strict)
+    reporter.finish(summary, code)
     sys.exit(code)

@@ -181,14 +181,18 @@ def doctor(kubeconfig: Path | None, namespace: str, release: str, probe_namespac
 
     Exit codes: 0 every required check passes, 1 one fails, 2 the cluster cannot be read.
     """
-    cluster = open_cluster(kubeconfig)
     lease_name = lease_name or f"{release}-reconciler"
     expected = Expected(expiry_margin=timedelta(days=expiry_margin), lease_name=lease_name)
     try:
+        cluster = open_cluster(kubeconfig)
         facts = gather(cluster, namespace=namespace, release=release, probe_namespace=probe_namespace,
                        lease=lease_name, now=datetime.now(UTC))  # fmt: skip
     except Exception as exc:
-        raise Unusable(unusable(exc)) from None
+        reason = exc.message if isinstance(exc, Unusable) else unusable(exc)
+        if output == "json":  # closed, as on success: a pipeline that saved it can still parse it
+            doc = {"checks": [], "ready": False, "exitCode": 2, "error": reason}
+            sys.stdout.write(dumps(doc, utf8=True) + "\n")
+        raise Unusable(reason) from None
     found = checks(facts, expected)
     code = exit_code(found)
     if output == "json":
