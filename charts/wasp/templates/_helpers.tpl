@@ -356,3 +356,22 @@ docs/decisions.md §28). Empty (the default install): the webhook gets no API ac
 {{- end -}}
 {{- toYaml $out -}}
 {{- end -}}
+
+{{- /*
+The failurePolicy of one webhook entry: webhooks.failurePolicy when set; else Fail, except in
+warn mode (server.enforcement=warn), where the entries a person's own create or update reaches
+(validation, and the governed kind's defaults) fail open, so a trial never blocks them. The
+stamping entries (pods, child objects, members) stay Fail: their callers are controllers,
+which retry a refused create, while a pod admitted unstamped during an outage silently leaves
+its gang, which no retry repairs (docs/install.md, "Warn before you deny").
+Called with (dict "root" $ "stamps" bool).
+*/ -}}
+{{- define "wasp.failurePolicy" -}}
+{{- if .root.Values.webhooks.failurePolicy -}}
+{{ .root.Values.webhooks.failurePolicy }}
+{{- else if and (eq .root.Values.server.enforcement "warn") (not .stamps) -}}
+Ignore
+{{- else -}}
+Fail
+{{- end -}}
+{{- end -}}
