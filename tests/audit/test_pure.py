@@ -211,8 +211,10 @@ def test_doctor_expects_what_charts_wasp_sets() -> None:
     root = Path(__file__).resolve().parents[2] / "charts/wasp"
     hooks = yaml.safe_load((root / "values.yaml").read_text())["webhooks"]
     expected = Expected()
+    # failurePolicy "" is Fail outside warn mode (wasp.failurePolicy in templates/_helpers.tpl).
     assert (hooks["failurePolicy"], hooks["validatingTimeoutSeconds"], hooks["mutatingTimeoutSeconds"]) == (
-        expected.failure_policy, expected.validating_timeout, expected.mutating_timeout)  # fmt: skip
+        "", expected.validating_timeout, expected.mutating_timeout)  # fmt: skip
+    assert set(expected.failure_policy.values()) == {"Fail"}
     template = (root / "templates/validatingwebhookconfiguration.yaml").read_text()
     assert f"- name: {expected.validating_condition}" in template
     assert '{{ include "wasp.fullname" . }}-reconciler' in (root / "templates/_helpers.tpl").read_text()

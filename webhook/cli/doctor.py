@@ -14,6 +14,7 @@ import socket
 import ssl
 import sys
 import typing as t
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -22,7 +23,16 @@ import click
 from webhook.cli.cluster import Cluster, Unusable, open_cluster, unusable
 from webhook.cli.kubeconfig_flag import kubeconfig_option
 from webhook.cli.reporters_data import dumps
-from webhook.governed.readiness import FIELD_GATES, Check, Endpoint, Expected, Facts, checks, exit_code
+from webhook.governed.readiness import (
+    FIELD_GATES,
+    Check,
+    Endpoint,
+    Expected,
+    Facts,
+    checks,
+    configured_lease,
+    exit_code,
+)
 from webhook.kube.api import ApiException, Resource
 
 __all__ = ["doctor", "gather"]
@@ -96,8 +106,9 @@ def _served_certificate(address: str, port: int, server_name: str) -> bytes | st
     return der if der else "no certificate served"
 
 
-def gather(cluster: Cluster, *, namespace: str, release: str, probe_namespace: str, lease: str,
+def gather(cluster: Cluster, *, namespace: str, release: str, probe_namespace: str, lease: str | None,
            now: datetime) -> Facts:  # fmt: skip
+    """The facts; ``lease`` None: the Lease the release's annotation names, else RELEASE-reconciler."""
     try:
         version = t.cast(Json, cluster.api.call("GET", "/version"))
     except ApiException:
@@ -121,7 +132,11 @@ def gather(cluster: Cluster, *, namespace: str, release: str, probe_namespace: s
     }
     return Facts(now=now, version=version, served=served, kept=kept, validating=validating, mutating=mutating,
                  service=service, endpoints=endpoints, served_certs=certs,
-                 lease=cluster.get(LEASES, namespace, lease))  # fmt: skip
+                 lease=cluster.get(LEASES, namespace, lease or _lease_name(validating, release)))  # fmt: skip
+
+
+def _lease_name(validating: Json | None, release: str) -> str:
+    return configured_lease(validating) or f"{release}-reconciler"
 
 
 _MARKS: t.Final = {"pass": "PASS", "warn": "WARN", "fail": "FAIL"}
@@ -144,7 +159,11 @@ def _text(found: t.Sequence[Check], code: int) -> str:
 @click.command()
 @kubeconfig_option
 @click.option(
-    "-n", "--namespace", default="wasp", show_default=True, help="The namespace wasp is installed in."
+    "-n",
+    "--namespace",
+    default="wasp-system",
+    show_default=True,
+    help="The namespace wasp is installed in (README and docs/install.md install into wasp-system).",
 )
 @click.option(
     "--release",
@@ -161,7 +180,8 @@ def _text(found: t.Sequence[Check], code: int) -> str:
 @click.option(
     "--lease-name",
     default=None,
-    help="The reconciler's Lease, as the chart names it.  [default: RELEASE-reconciler]",
+    help="The reconciler's Lease.  [default: the one the release's wasp.dev/install annotation names, "
+    "else RELEASE-reconciler]",
 )
 @click.option(
     "--expiry-margin",
@@ -181,12 +201,12 @@ def doctor(kubeconfig: Path | None, namespace: str, release: str, probe_namespac
 
     Exit codes: 0 every required check passes, 1 one fails, 2 the cluster cannot be read.
     """
-    lease_name = lease_name or f"{release}-reconciler"
-    expected = Expected(expiry_margin=timedelta(days=expiry_margin), lease_name=lease_name)
+    expected = Expected(expiry_margin=timedelta(days=expiry_margin))
     try:
         cluster = open_cluster(kubeconfig)
         facts = gather(cluster, namespace=namespace, release=release, probe_namespace=probe_namespace,
                        lease=lease_name, now=datetime.now(UTC))  # fmt: skip
+        expected = replace(expected, lease_name=lease_name or _lease_name(facts.validating, release))
     except Exception as exc:
         reason = exc.message if isinstance(exc, Unusable) else unusable(exc)
         if output == "json":  # closed, as on success: a pipeline that saved it can still parse it

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import re
 import typing as t
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from cryptography import x509
@@ -23,7 +24,19 @@ from cryptography import x509
 from webhook.certs.pem import load_certs, utc
 from webhook.certs.validity import issued_by
 
-__all__ = ["FIELD_GATES", "Check", "Endpoint", "Expected", "Facts", "Verdict", "checks", "exit_code"]
+__all__ = [
+    "FIELD_GATES",
+    "INSTALL_ANNOTATION",
+    "Check",
+    "Endpoint",
+    "Expected",
+    "Facts",
+    "Verdict",
+    "checks",
+    "configured_lease",
+    "exit_code",
+    "installed",
+]
 
 Json = dict[str, t.Any]
 Verdict = t.Literal["pass", "fail", "warn"]
@@ -35,6 +48,11 @@ FIELD_GATES: t.Final = {
     "TopologyAwareWorkloadScheduling": ("scheduling.k8s.io/v1beta1/podgroups", "PodGroup", ("spec", "schedulingConstraints")),
     "DRAWorkloadResourceClaims": ("scheduling.k8s.io/v1beta1/podgroups", "PodGroup", ("spec", "resourceClaims")),
 }  # fmt: skip
+# What the release was configured to do, written by charts/wasp on both webhook configurations
+# (wasp.installAnnotations in templates/_helpers.tpl), and each configuration's entry count.
+INSTALL_ANNOTATION: t.Final = "wasp.dev/install"
+ENTRIES_ANNOTATION: t.Final = "wasp.dev/entries"
+_STAMPING: t.Final = (".pods.mutate.wasp.dev", ".children.mutate.wasp.dev", ".members.mutate.wasp.dev")
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,14 +64,67 @@ class Endpoint:
 
 @dataclass(frozen=True, slots=True)
 class Expected:
-    """What charts/wasp sets (values.yaml defaults), and how near expiry is too near."""
+    """What the install was configured with (charts/wasp's defaults unless the release's own
+    ``wasp.dev/install`` annotation says otherwise, see :func:`installed`), and how near expiry
+    is too near."""
 
-    failure_policy: str = "Fail"
+    # failurePolicy per kind of entry: validating, defaulting (the governed kind's /mutate entry)
+    # and stamping (pods, children, members).
+    failure_policy: t.Mapping[str, str] = field(
+        default_factory=lambda: {"validating": "Fail", "defaulting": "Fail", "stamping": "Fail"}
+    )
     validating_timeout: int = 3
     mutating_timeout: int = 2
     validating_condition: str = "has-scheduling-blocks"
     expiry_margin: timedelta = timedelta(days=30)
     lease_name: str = "wasp-reconciler"
+    reconciler: bool = True  # whether the install runs the reconciler (and so holds the Lease)
+    source: str = "the chart's defaults"  # what the expectations were read from
+
+    @staticmethod
+    def role(entry: str) -> str:
+        """The kind of a webhook entry, by the name the chart gives it."""
+        if entry.endswith(".validate.wasp.dev"):
+            return "validating"
+        return "stamping" if entry.endswith(_STAMPING) else "defaulting"
+
+
+def installed(config: Json | None, base: Expected) -> Expected:
+    """``base`` with what the release's ``wasp.dev/install`` annotation on ``config`` says it was
+    configured to do; ``base`` itself when there is none (an install by hand, an older chart)."""
+    annotations = ((config or {}).get("metadata") or {}).get("annotations") or {}
+    try:
+        doc = json.loads(annotations[INSTALL_ANNOTATION])
+        policies = doc["failurePolicy"]
+        timeouts = doc["timeoutSeconds"]
+        reconciler = doc["reconciler"]
+        return replace(
+            base,
+            failure_policy={role: str(policies[role]) for role in ("validating", "defaulting", "stamping")},
+            validating_timeout=int(timeouts["validating"]),
+            mutating_timeout=int(timeouts["mutating"]),
+            reconciler=bool(reconciler["installed"]),
+            source=f"the release's {INSTALL_ANNOTATION} annotation",
+        )
+    except (KeyError, TypeError, ValueError):
+        return base
+
+
+def configured_lease(config: Json | None) -> str | None:
+    """The reconciler's Lease name the release's annotation gives, if any."""
+    annotations = ((config or {}).get("metadata") or {}).get("annotations") or {}
+    try:
+        return str(json.loads(annotations[INSTALL_ANNOTATION])["reconciler"]["lease"])
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _configured_entries(config: Json) -> int | None:
+    value = ((config.get("metadata") or {}).get("annotations") or {}).get(ENTRIES_ANNOTATION)
+    try:
+        return int(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,25 +235,29 @@ def _settings(config: Json, kind: str, expected: Expected) -> Check:
     timeout = expected.validating_timeout if kind == "validating" else expected.mutating_timeout
     wrong = []
     for hook in _entries(config):
-        label = hook.get("name", "?")
-        if hook.get("failurePolicy", "Fail") != expected.failure_policy:
-            wrong.append(
-                f"{label}: failurePolicy {hook.get('failurePolicy')}, the chart sets {expected.failure_policy}"
-            )
+        label = str(hook.get("name", "?"))
+        want = expected.failure_policy.get(Expected.role(label), "Fail")
+        if hook.get("failurePolicy", "Fail") != want:
+            wrong.append(f"{label}: failurePolicy {hook.get('failurePolicy')}, the install sets {want}")
         if hook.get("timeoutSeconds", 10) != timeout:
             wrong.append(
-                f"{label}: timeoutSeconds {hook.get('timeoutSeconds', 10)}, the chart sets {timeout}"
+                f"{label}: timeoutSeconds {hook.get('timeoutSeconds', 10)}, the install sets {timeout}"
             )
         conditions = [c.get("name") for c in hook.get("matchConditions") or [] if isinstance(c, dict)]
         if not conditions or (kind == "validating" and expected.validating_condition not in conditions):
             wrong.append(
                 f"{label}: matchConditions {conditions}: without them every object of the kind is sent to wasp"
             )
-    if not _entries(config):
+    configured = _configured_entries(config)
+    have = len(_entries(config))
+    if configured is not None and have != configured:
+        wrong.append(f"it has {have} webhooks, the release rendered {configured}")
+    elif configured is None and not have:
         wrong.append("it has no webhooks")
-    title = f"{name}: failurePolicy, timeoutSeconds, matchConditions as the chart sets them"
+    title = f"{name}: failurePolicy, timeoutSeconds, matchConditions as the install sets them"
     if not wrong:
-        return Check(f"webhook-settings/{kind}", title, "pass", f"{len(_entries(config))} entries")
+        detail = f"{have} entries" if have else "no entries: the release configures no mutating features"
+        return Check(f"webhook-settings/{kind}", title, "pass", f"{detail} (expected: {expected.source})")
     return Check(f"webhook-settings/{kind}", title, "fail", "; ".join(wrong),
                  "reinstall or upgrade with charts/wasp (helm upgrade) instead of editing the configuration")  # fmt: skip
 
@@ -266,7 +341,8 @@ def _webhooks(facts: Facts, expected: Expected) -> list[Check]:
             continue
         out.append(Check(f"webhook/{kind}", title, "pass", str((config.get("metadata") or {}).get("name"))))
         out.append(_settings(config, kind, expected))
-        out.append(_certificates(facts, config, kind, expected))
+        if _entries(config) or _configured_entries(config) is None:  # no entry: no caBundle to check
+            out.append(_certificates(facts, config, kind, expected))
     title = "the webhook Service has ready endpoints"
     ready = [f"{e.address}:{e.port}" for e in facts.endpoints if e.ready]
     if facts.service is None:
@@ -292,6 +368,9 @@ def _timestamp(value: object) -> datetime | None:
 def _lease(facts: Facts, expected: Expected) -> Check:
     title = f"the reconciler's Lease {expected.lease_name} is held and fresh"
     fix = "check the wasp reconciler pods (kubectl logs); they renew the Lease every few seconds"
+    if not expected.reconciler:
+        return Check("lease", title, "pass", f"not checked: the release installs no reconciler ({expected.source})",
+                     required=False)  # fmt: skip
     if facts.lease is None:
         return Check("lease", title, "fail", "not found", "deploy the reconciler (wasp reconcile), or " + fix)
     spec = facts.lease.get("spec") or {}
@@ -318,6 +397,7 @@ def checks(facts: Facts, expected: Expected = Expected()) -> list[Check]:
     if facts.version is None:
         return [Check("server-version", "the API server answers", "fail", "no answer to /version",
                       "check --kubeconfig and that the API server is reachable")]  # fmt: skip
+    expected = installed(facts.validating or facts.mutating, expected)
     return [
         _version(facts),
         *_discovery(facts),

@@ -375,3 +375,27 @@ Ignore
 Fail
 {{- end -}}
 {{- end -}}
+
+{{- /*
+What this release was configured to do, as `wasp doctor` reads it (docs/audit.md): an
+annotation on both webhook configurations, so that doctor judges the install by its own
+configuration with the read access it already needs (no Secret, no Helm). Keys: the
+failurePolicy of each kind of entry, the timeouts, and the reconciler (installed, its Lease).
+Called with (dict "root" $ "entries" N), N the configuration's entries.
+*/ -}}
+{{- define "wasp.installAnnotations" -}}
+{{- $root := .root -}}
+{{- $install := dict
+  "failurePolicy" (dict
+    "validating" (include "wasp.failurePolicy" (dict "root" $root "stamps" false))
+    "defaulting" (include "wasp.failurePolicy" (dict "root" $root "stamps" false))
+    "stamping" (include "wasp.failurePolicy" (dict "root" $root "stamps" true)))
+  "timeoutSeconds" (dict
+    "validating" $root.Values.webhooks.validatingTimeoutSeconds
+    "mutating" $root.Values.webhooks.mutatingTimeoutSeconds)
+  "reconciler" (dict
+    "installed" (eq (include "wasp.reconcilerEnabled" $root) "true")
+    "lease" (include "wasp.reconcilerName" $root)) -}}
+wasp.dev/install: {{ toJson $install | quote }}
+wasp.dev/entries: {{ .entries | quote }}
+{{- end -}}
