@@ -13,6 +13,8 @@ import typing as t
 
 import click
 
+from webhook.cli.extras import missing_extras, placeholder
+
 # name -> "module:attribute" of a click command, imported on first use.
 _COMMANDS: t.Final = {
     "audit": "webhook.cli.audit:audit",
@@ -35,6 +37,8 @@ class _LazyGroup(click.Group):
         target = _COMMANDS.get(cmd_name)
         if target is None:
             return None
+        if missing := missing_extras(cmd_name):
+            return placeholder(cmd_name, missing)
         module_name, _, attr = target.partition(":")
         command = getattr(importlib.import_module(module_name), attr)
         assert isinstance(command, click.Command)
