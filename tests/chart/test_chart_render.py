@@ -151,7 +151,9 @@ def _container(rendering: Rendering) -> Json:
 
 DEPLOYMENT: t.Final = [
     ("two replicas by default", lambda r: r.deployment()["spec"]["replicas"], 2),
-    ("priority system-cluster-critical", lambda r: _pod_spec(r)["priorityClassName"], "system-cluster-critical"),
+    ("no PriorityClass by default (a critical one needs a quota outside kube-system)",
+     lambda r: "priorityClassName" in _pod_spec(r), False),
+    ("images pulled only when not present", lambda r: _container(r)["imagePullPolicy"], "IfNotPresent"),
     ("spread over nodes", lambda r: _pod_spec(r)["topologySpreadConstraints"][0]["topologyKey"],
      "kubernetes.io/hostname"),
     ("non-root pod", lambda r: _pod_spec(r)["securityContext"]["runAsNonRoot"], True),
