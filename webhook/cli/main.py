@@ -17,10 +17,10 @@ from webhook.cli.extras import missing_extras, placeholder
 
 # name -> "module:attribute" of a click command, imported on first use.
 _COMMANDS: t.Final = {
-    "audit": "webhook.cli.audit:audit",
+    "audit": "webhook.audit.command:audit",
     "certs": "webhook.cli.certs:certs",
     "compile": "webhook.cli.render:compile_command",
-    "doctor": "webhook.cli.doctor:doctor",
+    "doctor": "webhook.doctor.command:doctor",
     "policy": "webhook.cli.policy:policy",
     "reconcile": "webhook.cli.reconcile:reconcile",
     "schema": "webhook.cli.schema:schema",

@@ -1,6 +1,6 @@
 """``wasp doctor``'s verdicts: is a cluster ready for WAS and for wasp? Pure, given the facts.
 
-The command (webhook/cli/doctor.py) gathers :class:`Facts` from the API server (version,
+The command (webhook/doctor/command.py) gathers :class:`Facts` from the API server (version,
 discovery, dry-run creates, webhook configurations, EndpointSlices, the served certificates,
 the reconciler's Lease); :func:`checks` turns them into one :class:`Check` per line, each with
 a verdict and, when it is not ``pass``, the fix. Gates are inferred as the apiserver shows

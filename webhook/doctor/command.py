@@ -2,7 +2,7 @@
 
 This module only gathers facts (version, discovery, dry-run creates, webhook
 configurations, the Service's EndpointSlices, the certificate each ready endpoint serves,
-the reconciler's Lease); every verdict is :func:`webhook.governed.readiness.checks`'s.
+the reconciler's Lease); every verdict is :func:`webhook.doctor.checks.checks`'s.
 Nothing is written: the gate probes are ``dryRun=All`` creates.
 
 Exit codes: 0 every required check passes, 1 one fails, 2 the cluster cannot be read.
@@ -23,7 +23,7 @@ import click
 from webhook.cli.cluster import Cluster, Unusable, open_cluster, unusable
 from webhook.cli.kubeconfig_flag import kubeconfig_option
 from webhook.cli.reporters_data import dumps
-from webhook.governed.readiness import (
+from webhook.doctor.checks import (
     FIELD_GATES,
     Check,
     Endpoint,

@@ -13,8 +13,8 @@ import typing as t
 from dataclasses import dataclass, field
 from xml.sax.saxutils import quoteattr
 
+from webhook.audit.judge import Finding
 from webhook.cli.reporters_data import dumps
-from webhook.governed.audit import Finding
 
 __all__ = ["FORMATS", "AuditReporter", "Summary"]
 

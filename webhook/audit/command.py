@@ -1,11 +1,11 @@
 """``wasp audit``: what is in the cluster now, judged as the webhook and the reconciler would.
 
-Read-only. The judgements are pure (:mod:`webhook.governed.audit`,
-:mod:`webhook.governed.foreign_gangs`); this module reads the cluster and feeds them.
+Read-only. The judgements are pure (:mod:`webhook.audit.judge`,
+:mod:`webhook.audit.foreign_gangs`); this module reads the cluster and feeds them.
 
 Memory: the audit goes namespace by namespace (every join is within a namespace). In each,
 the Workloads, PodGroups and CompositePodGroups are read page by page into an on-disk index
-(:class:`webhook.cli.audit_index.NamespaceIndex`), slimmed to what discovery reads; pods are
+(:class:`webhook.audit.index.NamespaceIndex`), slimmed to what discovery reads; pods are
 read page by page and only counted (pods without a ``schedulingGroup`` per controller,
 members per foreign gang); then governed objects are read page by page, and for each page
 the reconciler's own index (:class:`webhook.reconciler.world.World`) is filled with just the
@@ -26,13 +26,9 @@ from pathlib import Path
 
 import click
 
-from webhook.cli.audit_index import NamespaceIndex
-from webhook.cli.audit_output import FORMATS, AuditReporter, Summary
-from webhook.cli.cluster import Cluster, Unusable, default_namespace, open_cluster, unusable
-from webhook.cli.kubeconfig_flag import kubeconfig_option
-from webhook.cli.validate import load_policy_set, with_policy_options
-from webhook.governed import foreign_gangs
-from webhook.governed.audit import (
+from webhook.audit import foreign_gangs
+from webhook.audit.index import NamespaceIndex
+from webhook.audit.judge import (
     KINDS,
     Finding,
     judge,
@@ -41,6 +37,10 @@ from webhook.governed.audit import (
     judge_scheduling_object,
     object_ref,
 )
+from webhook.audit.output import FORMATS, AuditReporter, Summary
+from webhook.cli.cluster import Cluster, Unusable, default_namespace, open_cluster, unusable
+from webhook.cli.kubeconfig_flag import kubeconfig_option
+from webhook.cli.validate import load_policy_set, with_policy_options
 from webhook.kube.api import BY_KIND, PODS, Resource
 from webhook.policy import PolicySet
 
