@@ -206,7 +206,7 @@ def test_doctor_expects_what_charts_wasp_sets() -> None:
     """The chart's defaults are the settings doctor checks: a chart change must change both."""
     import yaml
 
-    from webhook.doctor.checks import Expected
+    from webhook.doctor.install import Expected
 
     root = Path(__file__).resolve().parents[2] / "charts/wasp"
     hooks = yaml.safe_load((root / "values.yaml").read_text())["webhooks"]

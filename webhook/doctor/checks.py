@@ -1,41 +1,38 @@
 """``wasp doctor``'s verdicts: is a cluster ready for WAS and for wasp? Pure, given the facts.
 
-The command (webhook/doctor/command.py) gathers :class:`Facts` from the API server (version,
+The I/O shell (webhook/doctor/cluster.py) gathers :class:`Facts` from the API server (version,
 discovery, dry-run creates, webhook configurations, EndpointSlices, the served certificates,
 the reconciler's Lease); :func:`checks` turns them into one :class:`Check` per line, each with
 a verdict and, when it is not ``pass``, the fix. Gates are inferred as the apiserver shows
 them: a gate that guards a resource is on when discovery serves it; a gate that guards a
-field is on when a dry-run create keeps the field (with the gate off the registry drops it
-silently, /work/shared/spec/api.md §2.3).
+field is on when a dry-run create keeps the field (with the gate off the apiserver's registry
+drops it silently on create).
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import json
 import re
 import typing as t
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from cryptography import x509
 
 from webhook.certs.pem import load_certs, utc
 from webhook.certs.validity import issued_by
+from webhook.doctor.install import Expected, configured_entries, installed
 
 __all__ = [
     "FIELD_GATES",
-    "INSTALL_ANNOTATION",
     "Check",
     "Endpoint",
     "Expected",
     "Facts",
     "Verdict",
     "checks",
-    "configured_lease",
     "exit_code",
-    "installed",
 ]
 
 Json = dict[str, t.Any]
@@ -48,11 +45,6 @@ FIELD_GATES: t.Final = {
     "TopologyAwareWorkloadScheduling": ("scheduling.k8s.io/v1beta1/podgroups", "PodGroup", ("spec", "schedulingConstraints")),
     "DRAWorkloadResourceClaims": ("scheduling.k8s.io/v1beta1/podgroups", "PodGroup", ("spec", "resourceClaims")),
 }  # fmt: skip
-# What the release was configured to do, written by charts/wasp on both webhook configurations
-# (wasp.installAnnotations in templates/_helpers.tpl), and each configuration's entry count.
-INSTALL_ANNOTATION: t.Final = "wasp.dev/install"
-ENTRIES_ANNOTATION: t.Final = "wasp.dev/entries"
-_STAMPING: t.Final = (".pods.mutate.wasp.dev", ".children.mutate.wasp.dev", ".members.mutate.wasp.dev")
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,71 +52,6 @@ class Endpoint:
     address: str
     port: int
     ready: bool
-
-
-@dataclass(frozen=True, slots=True)
-class Expected:
-    """What the install was configured with (charts/wasp's defaults unless the release's own
-    ``wasp.dev/install`` annotation says otherwise, see :func:`installed`), and how near expiry
-    is too near."""
-
-    # failurePolicy per kind of entry: validating, defaulting (the governed kind's /mutate entry)
-    # and stamping (pods, children, members).
-    failure_policy: t.Mapping[str, str] = field(
-        default_factory=lambda: {"validating": "Fail", "defaulting": "Fail", "stamping": "Fail"}
-    )
-    validating_timeout: int = 3
-    mutating_timeout: int = 2
-    validating_condition: str = "has-scheduling-blocks"
-    expiry_margin: timedelta = timedelta(days=30)
-    lease_name: str = "wasp-reconciler"
-    reconciler: bool = True  # whether the install runs the reconciler (and so holds the Lease)
-    source: str = "the chart's defaults"  # what the expectations were read from
-
-    @staticmethod
-    def role(entry: str) -> str:
-        """The kind of a webhook entry, by the name the chart gives it."""
-        if entry.endswith(".validate.wasp.dev"):
-            return "validating"
-        return "stamping" if entry.endswith(_STAMPING) else "defaulting"
-
-
-def installed(config: Json | None, base: Expected) -> Expected:
-    """``base`` with what the release's ``wasp.dev/install`` annotation on ``config`` says it was
-    configured to do; ``base`` itself when there is none (an install by hand, an older chart)."""
-    annotations = ((config or {}).get("metadata") or {}).get("annotations") or {}
-    try:
-        doc = json.loads(annotations[INSTALL_ANNOTATION])
-        policies = doc["failurePolicy"]
-        timeouts = doc["timeoutSeconds"]
-        reconciler = doc["reconciler"]
-        return replace(
-            base,
-            failure_policy={role: str(policies[role]) for role in ("validating", "defaulting", "stamping")},
-            validating_timeout=int(timeouts["validating"]),
-            mutating_timeout=int(timeouts["mutating"]),
-            reconciler=bool(reconciler["installed"]),
-            source=f"the release's {INSTALL_ANNOTATION} annotation",
-        )
-    except (KeyError, TypeError, ValueError):
-        return base
-
-
-def configured_lease(config: Json | None) -> str | None:
-    """The reconciler's Lease name the release's annotation gives, if any."""
-    annotations = ((config or {}).get("metadata") or {}).get("annotations") or {}
-    try:
-        return str(json.loads(annotations[INSTALL_ANNOTATION])["reconciler"]["lease"])
-    except (KeyError, TypeError, ValueError):
-        return None
-
-
-def _configured_entries(config: Json) -> int | None:
-    value = ((config.get("metadata") or {}).get("annotations") or {}).get(ENTRIES_ANNOTATION)
-    try:
-        return int(value) if value is not None else None
-    except (TypeError, ValueError):
-        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,7 +175,7 @@ def _settings(config: Json, kind: str, expected: Expected) -> Check:
             wrong.append(
                 f"{label}: matchConditions {conditions}: without them every object of the kind is sent to wasp"
             )
-    configured = _configured_entries(config)
+    configured = configured_entries(config)
     have = len(_entries(config))
     if configured is not None and have != configured:
         wrong.append(f"it has {have} webhooks, the release rendered {configured}")
@@ -341,7 +268,7 @@ def _webhooks(facts: Facts, expected: Expected) -> list[Check]:
             continue
         out.append(Check(f"webhook/{kind}", title, "pass", str((config.get("metadata") or {}).get("name"))))
         out.append(_settings(config, kind, expected))
-        if _entries(config) or _configured_entries(config) is None:  # no entry: no caBundle to check
+        if _entries(config) or configured_entries(config) is None:  # no entry: no caBundle to check
             out.append(_certificates(facts, config, kind, expected))
     title = "the webhook Service has ready endpoints"
     ready = [f"{e.address}:{e.port}" for e in facts.endpoints if e.ready]
@@ -392,12 +319,12 @@ def _lease(facts: Facts, expected: Expected) -> Check:
     )
 
 
-def checks(facts: Facts, expected: Expected = Expected()) -> list[Check]:
+def checks(facts: Facts, expected: Expected | None = None) -> list[Check]:
     """Every check, in the order the text output lists them."""
     if facts.version is None:
         return [Check("server-version", "the API server answers", "fail", "no answer to /version",
                       "check --kubeconfig and that the API server is reachable")]  # fmt: skip
-    expected = installed(facts.validating or facts.mutating, expected)
+    expected = installed(facts.validating or facts.mutating, expected or Expected())
     return [
         _version(facts),
         *_discovery(facts),

@@ -1,17 +1,14 @@
 """``wasp doctor``: is this cluster ready for WAS and for wasp? A checklist with fixes.
 
-This module only gathers facts (version, discovery, dry-run creates, webhook
-configurations, the Service's EndpointSlices, the certificate each ready endpoint serves,
-the reconciler's Lease); every verdict is :func:`webhook.doctor.checks.checks`'s.
-Nothing is written: the gate probes are ``dryRun=All`` creates.
+The command only: the facts are gathered by :mod:`webhook.doctor.cluster` and judged by
+:func:`webhook.doctor.checks.checks`. Nothing is written: the gate probes are ``dryRun=All``
+creates.
 
 Exit codes: 0 every required check passes, 1 one fails, 2 the cluster cannot be read.
 """
 
 from __future__ import annotations
 
-import socket
-import ssl
 import sys
 import typing as t
 from dataclasses import replace
@@ -20,125 +17,15 @@ from pathlib import Path
 
 import click
 
-from webhook.cli.cluster import Cluster, Unusable, open_cluster, unusable
+from webhook.cli.cluster import Unusable, open_cluster, unusable
 from webhook.cli.kubeconfig_flag import kubeconfig_option
 from webhook.cli.reporters_data import dumps
-from webhook.doctor.checks import (
-    FIELD_GATES,
-    Check,
-    Endpoint,
-    Expected,
-    Facts,
-    checks,
-    configured_lease,
-    exit_code,
-)
-from webhook.kube.api import ApiException, Resource
+from webhook.doctor.checks import Check, Expected, checks, exit_code
+from webhook.doctor.cluster import gather, release_lease
 
-__all__ = ["doctor", "gather"]
+__all__ = ["doctor"]
 
 Json = dict[str, t.Any]
-VALIDATING: t.Final = Resource("admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations", "")
-MUTATING: t.Final = Resource("admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations", "")
-SERVICES: t.Final = Resource("", "v1", "services", "Service")
-SLICES: t.Final = Resource("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice")
-LEASES: t.Final = Resource("coordination.k8s.io", "v1", "leases", "Lease")
-MAX_ENDPOINTS: t.Final = 3  # served certificates fetched: enough to see a stale replica
-_GANG: t.Final = {"gang": {"minCount": 1}}
-# The body of each gate's dry-run probe (the gated field set, the rest minimal and valid).
-_PROBES: t.Final[dict[str, Json]] = {
-    "WorkloadWithJob": {"apiVersion": "batch/v1", "kind": "Job", "spec": {
-        "scheduling": {"schedulingPolicy": _GANG},
-        "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}]}}}},
-    "TopologyAwareWorkloadScheduling": {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup", "spec": {
-        "schedulingPolicy": _GANG, "schedulingConstraints": {"topology": [{"key": "topology.kubernetes.io/zone"}]}}},
-    "DRAWorkloadResourceClaims": {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup", "spec": {
-        "schedulingPolicy": _GANG, "resourceClaims": [{"name": "probe", "resourceClaimTemplateName": "probe"}]}},
-}  # fmt: skip
-
-
-def _resource(key: str) -> Resource:
-    group_version, _, plural = key.rpartition("/")
-    group, _, version = group_version.rpartition("/")
-    return Resource(group, version, plural, "")
-
-
-def _probe(cluster: Cluster, gate: str, namespace: str) -> bool | str:
-    """Whether a dry-run create keeps the gate's field, or why that is unknown."""
-    key, _, path = FIELD_GATES[gate]
-    resource = _resource(key)
-    if not cluster.serves(resource):
-        return f"{key} is not served"
-    body = {**_PROBES[gate], "metadata": {"generateName": "wasp-doctor-"}}
-    try:
-        answer = cluster.api.call("POST", resource.path(namespace), body=body, query=[("dryRun", "All")])
-    except ApiException as exc:
-        return f"the dry-run create was refused ({exc.status} {exc.reason})"
-    node: t.Any = answer
-    for step in path:
-        node = node.get(step) if isinstance(node, dict) else None
-    return node is not None
-
-
-def _endpoints(cluster: Cluster, namespace: str, service: str) -> list[Endpoint]:
-    out = []
-    for page in cluster.pages(SLICES, namespace, selector=f"kubernetes.io/service-name={service}"):
-        for eps in page:
-            ports = [p.get("port") for p in eps.get("ports") or [] if isinstance(p.get("port"), int)]
-            for ep in eps.get("endpoints") or []:
-                ready = (ep.get("conditions") or {}).get("ready") is not False  # unknown counts as ready
-                for address in ep.get("addresses") or []:
-                    out.append(Endpoint(str(address), ports[0] if ports else 443, ready))
-    return out
-
-
-def _served_certificate(address: str, port: int, server_name: str) -> bytes | str:
-    """The DER certificate served at address:port (not verified here: the verdict does it)."""
-    context = ssl.create_default_context()
-    context.check_hostname = False
-    context.verify_mode = ssl.CERT_NONE
-    try:
-        with socket.create_connection((address, port), timeout=3) as raw:
-            with context.wrap_socket(raw, server_hostname=server_name) as tls:
-                der = tls.getpeercert(binary_form=True)
-    except (OSError, ssl.SSLError) as exc:
-        return f"cannot connect: {exc}"
-    return der if der else "no certificate served"
-
-
-def gather(cluster: Cluster, *, namespace: str, release: str, probe_namespace: str, lease: str | None,
-           now: datetime) -> Facts:  # fmt: skip
-    """The facts; ``lease`` None: the Lease the release's annotation names, else RELEASE-reconciler."""
-    try:
-        version = t.cast(Json, cluster.api.call("GET", "/version"))
-    except ApiException:
-        version = {}
-    served = {
-        f"scheduling.k8s.io/{v}": cluster.served("scheduling.k8s.io", v) for v in ("v1beta1", "v1alpha3")
-    }
-    kept = {gate: _probe(cluster, gate, probe_namespace) for gate in FIELD_GATES}
-    validating = cluster.get(VALIDATING, None, f"{release}-validating")
-    mutating = cluster.get(MUTATING, None, f"{release}-mutating")
-    target: Json = {}
-    for config in (validating, mutating):
-        for hook in (config or {}).get("webhooks") or []:
-            target = target or ((hook.get("clientConfig") or {}).get("service") or {})
-    svc_ns, svc_name = str(target.get("namespace") or namespace), str(target.get("name") or release)
-    service = cluster.get(SERVICES, svc_ns, svc_name)
-    endpoints = _endpoints(cluster, svc_ns, svc_name) if service is not None else []
-    certs = {
-        f"{e.address}:{e.port}": _served_certificate(e.address, e.port, f"{svc_name}.{svc_ns}.svc")
-        for e in [e for e in endpoints if e.ready][:MAX_ENDPOINTS]
-    }
-    return Facts(now=now, version=version, served=served, kept=kept, validating=validating, mutating=mutating,
-                 service=service, endpoints=endpoints, served_certs=certs,
-                 lease=cluster.get(LEASES, namespace, lease or _lease_name(validating, release)))  # fmt: skip
-
-
-def _lease_name(validating: Json | None, release: str) -> str:
-    return configured_lease(validating) or f"{release}-reconciler"
-
-
 _MARKS: t.Final = {"pass": "PASS", "warn": "WARN", "fail": "FAIL"}
 
 
@@ -206,7 +93,7 @@ def doctor(kubeconfig: Path | None, namespace: str, release: str, probe_namespac
         cluster = open_cluster(kubeconfig)
         facts = gather(cluster, namespace=namespace, release=release, probe_namespace=probe_namespace,
                        lease=lease_name, now=datetime.now(UTC))  # fmt: skip
-        expected = replace(expected, lease_name=lease_name or _lease_name(facts.validating, release))
+        expected = replace(expected, lease_name=lease_name or release_lease(facts.validating, release))
     except Exception as exc:
         reason = exc.message if isinstance(exc, Unusable) else unusable(exc)
         if output == "json":  # closed, as on success: a pipeline that saved it can still parse it
