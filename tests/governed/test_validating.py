@@ -531,6 +531,11 @@ DECISIONS = [
         warnings=0,
     ),
     case(
+        "decision 4: no template-name warning for a CronJob (its Jobs get no Workload)",
+        cronjob().set("metadata.name", "c" * 50).scheduling(gang(4)),
+        warnings=0,
+    ),
+    case(
         "decision 8: no template-name warning while GenericWorkload is off (no Workload at all)",
         job(name="j" * 58),
         gates="GenericWorkload=false",

@@ -48,13 +48,6 @@ __all__ = [
 
 PLACEHOLDER_UID: t.Final = "00000000-0000-0000-0000-000000000000"
 _UID_NOTE: t.Final = f"metadata.uid missing; names use placeholder UID {PLACEHOLDER_UID}; pass --uid"
-# Governed kinds whose objects never get a Workload themselves.
-_NO_WORKLOAD: t.Final = {
-    ("batch", "CronJob"): "a CronJob gets no Workload, nor do the Jobs it creates: the 1.37 Job controller "
-    "creates none for a Job with a controller owner (docs/decisions.md §4)"
-}
-
-
 def _metadata(obj: t.Mapping[str, t.Any]) -> dict[str, t.Any]:
     meta = obj.get("metadata")
     return meta if isinstance(meta, dict) else {}
@@ -70,9 +63,6 @@ def _where(doc: Document, obj: t.Mapping[str, t.Any]) -> str:
 
 def not_compiled_reason(policy: Policy, obj: t.Mapping[str, t.Any], gates: FeatureGates) -> str | None:
     """Why a valid governed object gets no Workload, or ``None`` when it gets one."""
-    key = (policy.group, policy.kind)
-    if key in _NO_WORKLOAD:
-        return _NO_WORKLOAD[key]
     return workload_refusal(policy, obj, gates)
 
 

@@ -76,9 +76,15 @@ def workload_refusal(policy: Policy, obj: t.Mapping[str, t.Any], gates: FeatureG
 
     The 1.37 Job controller's mode table (docs/design.md §7.1) as it applies to an object on its
     own: a gate that turns Workloads (or this policy's blocks) off, a composite tree without its
-    gate, pods that join a user-managed PodGroup, and a Job with any controller owner, a CronJob
-    included (docs/decisions.md §4): the Job controller leaves its scheduling objects to that owner.
+    gate, pods that join a user-managed PodGroup, a Job with any controller owner, a CronJob
+    included (docs/decisions.md §4): the Job controller leaves its scheduling objects to that owner;
+    and a CronJob itself, which gets none either.
     """
+    if (policy.group, policy.kind) == ("batch", "CronJob"):
+        return (
+            "a CronJob gets no Workload, nor do the Jobs it creates: the 1.37 Job controller creates none "
+            "for a Job with a controller owner (docs/decisions.md §4)"
+        )
     if "GenericWorkload" not in gates:
         return "feature gate GenericWorkload is off"
     if policy.feature_gate and policy.feature_gate not in gates:
