@@ -48,6 +48,8 @@ __all__ = [
 
 PLACEHOLDER_UID: t.Final = "00000000-0000-0000-0000-000000000000"
 _UID_NOTE: t.Final = f"metadata.uid missing; names use placeholder UID {PLACEHOLDER_UID}; pass --uid"
+
+
 def _metadata(obj: t.Mapping[str, t.Any]) -> dict[str, t.Any]:
     meta = obj.get("metadata")
     return meta if isinstance(meta, dict) else {}
