@@ -10,16 +10,16 @@ ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_ROOT_USER_ACTION=ignore
 WORKDIR /src
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md LICENSE ./
 COPY policies/ policies/
 COPY webhook/ webhook/
 # Dependencies only as wheels (--only-binary): a dependency that would need a compiler fails
-# the build instead of silently pulling one in. wasp itself is pure Python; the group
-# "image" adds the Kubernetes client of `wasp certs rotate`.
+# the build instead of silently pulling one in. wasp itself is pure Python; the extras
+# "server" (wasp serve) and "cluster" (wasp reconcile, wasp certs rotate) add what it runs.
 RUN python -m venv /opt/wasp \
     && /opt/wasp/bin/python -m pip install --quiet "pip>=25.1" \
     && /opt/wasp/bin/python -m pip install --quiet --only-binary=:all: --no-build-isolation "setuptools>=77" \
-    && /opt/wasp/bin/python -m pip install --quiet --only-binary=:all: --no-build-isolation . --group image \
+    && /opt/wasp/bin/python -m pip install --quiet --only-binary=:all: --no-build-isolation ".[server,cluster]" \
     && /opt/wasp/bin/python -m pip uninstall --quiet --yes pip setuptools \
     && /opt/wasp/bin/wasp --version
 

@@ -13,7 +13,7 @@ then ``wasp audit -A -o json`` runs as its own process and the benchmark reports
 The default cases: 1,000 and 10,000 objects, 100 per namespace, and 10,000 in one namespace.
 Memory should grow in none of them: the audit holds one page of governed objects and the
 scheduling objects that page can match; the rest of a namespace's index is in a temporary
-SQLite file (webhook/cli/audit_index.py; see docs/audit.md).
+SQLite file (webhook/audit/index.py; see docs/audit.md).
 
 Run:  python benchmarks/bench_audit.py [--cases 1000:100 10000:100 10000:0] [--chunk-size 500]
 """

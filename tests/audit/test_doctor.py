@@ -26,7 +26,7 @@ NOW = datetime.now(UTC)
 def bundle(*, expired: bool = False) -> CertBundle:
     born = NOW - timedelta(days=400) if expired else NOW
     ca = generate_ca(common_name="wasp test CA", now=born, valid_for=timedelta(days=365))
-    leaf = generate_serving_cert(ca, dns_names=["wasp.wasp.svc"], ip_addresses=["127.0.0.1"], now=born)
+    leaf = generate_serving_cert(ca, dns_names=["wasp.wasp-system.svc"], ip_addresses=["127.0.0.1"], now=born)
     return CertBundle(ca.cert_pem, leaf.cert_pem, leaf.key_pem)
 
 
@@ -61,7 +61,7 @@ class TlsServer:
 def hook(name: str, ca: bytes, timeout: int, condition: str) -> Json:
     return {"name": name, "failurePolicy": "Fail", "timeoutSeconds": timeout,
             "matchConditions": [{"name": condition, "expression": "true"}],
-            "clientConfig": {"service": {"namespace": "wasp", "name": "wasp", "port": 443},
+            "clientConfig": {"service": {"namespace": "wasp-system", "name": "wasp", "port": 443},
                              "caBundle": base64.b64encode(ca).decode()}}  # fmt: skip
 
 
@@ -77,14 +77,15 @@ def install(cluster: Cluster, port: int, ca: bytes, *, fault: str) -> None:
         cluster.create(f"{admission}/mutatingwebhookconfigurations",
                        {"metadata": {"name": "wasp-mutating"}, "webhooks": [hook("trainer.mutate.wasp.dev", ca, 2, "stamp")]})  # fmt: skip
     cluster.create(
-        "/api/v1/namespaces/wasp/services", {"metadata": {"name": "wasp"}, "spec": {"ports": [{"port": 443}]}}
+        "/api/v1/namespaces/wasp-system/services",
+        {"metadata": {"name": "wasp"}, "spec": {"ports": [{"port": 443}]}},
     )
-    cluster.create("/apis/discovery.k8s.io/v1/namespaces/wasp/endpointslices", {
+    cluster.create("/apis/discovery.k8s.io/v1/namespaces/wasp-system/endpointslices", {
         "metadata": {"name": "wasp-1", "labels": {"kubernetes.io/service-name": "wasp"}}, "ports": [{"port": port}],
         "endpoints": [{"addresses": ["127.0.0.1"], "conditions": {"ready": fault != "not-ready"}}]})  # fmt: skip
     now = datetime.now(UTC)  # not NOW: a session longer than the lease would make it stale
     renewed = now - timedelta(minutes=10) if fault == "stale-lease" else now
-    cluster.create("/apis/coordination.k8s.io/v1/namespaces/wasp/leases", {"metadata": {"name": "wasp-reconciler"},
+    cluster.create("/apis/coordination.k8s.io/v1/namespaces/wasp-system/leases", {"metadata": {"name": "wasp-reconciler"},
         "spec": {"holderIdentity": "r-1", "leaseDurationSeconds": 15,
                  "renewTime": renewed.strftime("%Y-%m-%dT%H:%M:%S.%fZ")}})  # fmt: skip
 

@@ -1,5 +1,5 @@
 """``wasp audit`` of one namespace with many scheduling objects holds only a page's worth of them
-in memory (the rest is in its on-disk index, webhook/cli/audit_index.py), and still finds what
+in memory (the rest is in its on-disk index, webhook/audit/index.py), and still finds what
 the whole namespace says: drift, missing objects, pods without groups, orphans, pods naming a
 PodGroup that does not exist."""
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from tests.reconciler.worlds import policies, trainer
+from webhook.doctor.checks import Endpoint, Facts, checks
 from webhook.governed import foreign_gangs
-from webhook.governed.audit import judge, judge_pod
-from webhook.governed.readiness import Endpoint, Facts, checks
+from webhook.governed.drift import judge, judge_pod
 from webhook.governed.reconcile import Observed
 from webhook.governed.workloads import compile_object
 
@@ -88,7 +88,7 @@ def test_judge_reports_the_plans_writes_and_reports_as_findings(obj, world, expe
 def test_judge_validates_each_object_once(obj: str, world: Observed, monkeypatch: pytest.MonkeyPatch) -> None:
     """The plan is handed the verdict the findings come from: the object is not judged twice
     (it was, once for the findings and once inside the plan, in each of its two rounds)."""
-    import webhook.governed.audit as audit
+    import webhook.governed.drift as audit
     import webhook.governed.reconcile as reconcile
 
     calls: list[object] = []
@@ -206,13 +206,15 @@ def test_doctor_expects_what_charts_wasp_sets() -> None:
     """The chart's defaults are the settings doctor checks: a chart change must change both."""
     import yaml
 
-    from webhook.governed.readiness import Expected
+    from webhook.doctor.install import Expected
 
     root = Path(__file__).resolve().parents[2] / "charts/wasp"
     hooks = yaml.safe_load((root / "values.yaml").read_text())["webhooks"]
     expected = Expected()
+    # failurePolicy "" is Fail outside warn mode (wasp.failurePolicy in templates/_helpers.tpl).
     assert (hooks["failurePolicy"], hooks["validatingTimeoutSeconds"], hooks["mutatingTimeoutSeconds"]) == (
-        expected.failure_policy, expected.validating_timeout, expected.mutating_timeout)  # fmt: skip
+        "", expected.validating_timeout, expected.mutating_timeout)  # fmt: skip
+    assert set(expected.failure_policy.values()) == {"Fail"}
     template = (root / "templates/validatingwebhookconfiguration.yaml").read_text()
     assert f"- name: {expected.validating_condition}" in template
     assert '{{ include "wasp.fullname" . }}-reconciler' in (root / "templates/_helpers.tpl").read_text()

@@ -151,7 +151,9 @@ def _container(rendering: Rendering) -> Json:
 
 DEPLOYMENT: t.Final = [
     ("two replicas by default", lambda r: r.deployment()["spec"]["replicas"], 2),
-    ("priority system-cluster-critical", lambda r: _pod_spec(r)["priorityClassName"], "system-cluster-critical"),
+    ("no PriorityClass by default (a critical one needs a quota outside kube-system)",
+     lambda r: "priorityClassName" in _pod_spec(r), False),
+    ("images pulled only when not present", lambda r: _container(r)["imagePullPolicy"], "IfNotPresent"),
     ("spread over nodes", lambda r: _pod_spec(r)["topologySpreadConstraints"][0]["topologyKey"],
      "kubernetes.io/hostname"),
     ("non-root pod", lambda r: _pod_spec(r)["securityContext"]["runAsNonRoot"], True),
@@ -233,9 +235,9 @@ def test_cert_manager_mode_injects_the_ca_from_the_serving_certificate(
     rendering = renderings["cert-manager with the chart's own CA"]
     for kind in ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"):
         config = rendering.find(kind)
-        assert config["metadata"]["annotations"] == {
-            "cert-manager.io/inject-ca-from": "wasp-system/wasp-serving"
-        }
+        assert (
+            config["metadata"]["annotations"]["cert-manager.io/inject-ca-from"] == "wasp-system/wasp-serving"
+        )
         assert all("caBundle" not in e["clientConfig"] for e in config["webhooks"])
     certificate = rendering.find("Certificate", "-serving")
     assert "wasp.wasp-system.svc" in certificate["spec"]["dnsNames"]

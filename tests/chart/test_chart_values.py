@@ -114,3 +114,22 @@ def test_the_integration_names_are_the_ones_wasp_knows() -> None:
 
     schema = json.loads(values_schema.SCHEMA.read_text())
     assert sorted(schema["properties"]["integrations"]["items"]["enum"]) == sorted(KNOWN_INTEGRATIONS)
+
+
+def test_a_networkpolicy_that_would_block_the_servicemonitor_cannot_be_rendered(tmp_path: Path) -> None:
+    file = tmp_path / "values.yaml"
+    values: Json = {"networkPolicy": {"enabled": True}, "metrics": {"serviceMonitor": {"enabled": True}}}
+    file.write_text(yaml.safe_dump(values))
+    result = tools.run_helm("template", "wasp", str(tools.CHART), "--values", str(file), check=False)
+    assert result.returncode != 0 and "needs networkPolicy.metricsFrom" in result.stderr
+    # Controls: with the scrapers named, or without the ServiceMonitor, it renders.
+    peers = [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}}]
+    for fixed in ({**values, "networkPolicy": {"enabled": True, "metricsFrom": peers}},
+                  {"networkPolicy": {"enabled": True}}):  # fmt: skip
+        file.write_text(yaml.safe_dump(fixed))
+        assert (
+            tools.run_helm(
+                "template", "wasp", str(tools.CHART), "--values", str(file), check=False
+            ).returncode
+            == 0
+        )

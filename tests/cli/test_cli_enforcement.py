@@ -214,7 +214,7 @@ def test_serve_takes_the_flag_and_its_variables(
 
     seen: list[Settings] = []
     monkeypatch.setattr(Settings, "check", lambda self, **kw: None)  # no certificate or port needed
-    monkeypatch.setattr(webhook.cli.serve, "_run", seen.append)
+    monkeypatch.setattr(webhook.cli.serve, "_run", lambda settings, policies: seen.append(settings))
     for name in ("WASP_ENFORCEMENT", "WASP_SERVE_ENFORCEMENT"):
         monkeypatch.delenv(name, raising=False)
     files = ("--cert-file", str(tmp_path / "tls.crt"), "--key-file", str(tmp_path / "tls.key"))

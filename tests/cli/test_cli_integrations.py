@@ -117,7 +117,7 @@ def test_serve_loads_the_integrations_before_its_policies(
     from webhook.cli.main import cli
 
     seen: list[t.Any] = []
-    monkeypatch.setattr(serve_module, "_run", seen.append)
+    monkeypatch.setattr(serve_module, "_run", lambda settings, policies: seen.append(settings))
     result = CliRunner().invoke(
         cli, ["serve", "--dev", "--state-dir", str(tmp_path), *args], env=env, auto_envvar_prefix="WASP"
     )

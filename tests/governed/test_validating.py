@@ -527,10 +527,14 @@ DECISIONS = [
         warnings=0,
     ),
     case(
-        "decision 8: a Job a CronJob owns is a root and is warned",
+        "decision 4: no template-name warning for a Job a CronJob owns (the Job controller makes no Workload)",
         job(name="j" * 58).set("metadata.ownerReferences", [CRONJOB_OWNER]),
-        warnings=1,
-        mentions=("j" * 58 + "-pgt-0",),
+        warnings=0,
+    ),
+    case(
+        "decision 4: no template-name warning for a CronJob (its Jobs get no Workload)",
+        cronjob().set("metadata.name", "c" * 50).scheduling(gang(4)),
+        warnings=0,
     ),
     case(
         "decision 8: no template-name warning while GenericWorkload is off (no Workload at all)",

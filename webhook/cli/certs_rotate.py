@@ -29,6 +29,7 @@ import click
 
 from webhook.certs.generate import service_dns_names
 from webhook.certs.rotation import Material, RotationPolicy, plan_rotation
+from webhook.cli.extras import require
 
 __all__ = ["Cluster", "bundle_patch", "rotate", "rotate_once"]
 
@@ -157,6 +158,7 @@ def rotate(
 
     Safe to run at any time and repeatedly: without anything due it changes nothing.
     """
+    require("certs rotate", "cluster")
     policy = RotationPolicy(
         ca_validity=timedelta(days=ca_validity_days), serving_validity=timedelta(days=serving_validity_days),
         renew_before=timedelta(days=renew_before_days), overlap=timedelta(hours=overlap_hours),

@@ -7,8 +7,8 @@ reported on stderr and not compiled.
 
 Jobs follow the 1.37 Job controller (docs/decisions.md §9, docs/design.md §7.1): a standalone Job
 gets one Workload and one PodGroup, with a Basic template when it has no
-``spec.scheduling``; a Job whose pods join a user-managed PodGroup, or that another
-controller owns (CronJob excepted, docs/decisions.md §4), gets none.
+``spec.scheduling``; a Job whose pods join a user-managed PodGroup, or that any controller
+owns (a CronJob included, docs/decisions.md §4), gets none.
 """
 
 from __future__ import annotations
@@ -48,8 +48,6 @@ __all__ = [
 
 PLACEHOLDER_UID: t.Final = "00000000-0000-0000-0000-000000000000"
 _UID_NOTE: t.Final = f"metadata.uid missing; names use placeholder UID {PLACEHOLDER_UID}; pass --uid"
-# Governed kinds whose objects never get a Workload themselves.
-_NO_WORKLOAD: t.Final = {("batch", "CronJob"): "a CronJob gets no Workload; each Job it creates does"}
 
 
 def _metadata(obj: t.Mapping[str, t.Any]) -> dict[str, t.Any]:
@@ -68,9 +66,6 @@ def _where(doc: Document, obj: t.Mapping[str, t.Any], line: int | None = None) -
 
 def not_compiled_reason(policy: Policy, obj: t.Mapping[str, t.Any], gates: FeatureGates) -> str | None:
     """Why a valid governed object gets no Workload, or ``None`` when it gets one."""
-    key = (policy.group, policy.kind)
-    if key in _NO_WORKLOAD:
-        return _NO_WORKLOAD[key]
     return workload_refusal(policy, obj, gates)
 
 

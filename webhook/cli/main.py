@@ -13,13 +13,15 @@ import typing as t
 
 import click
 
+from webhook.cli.extras import missing_extras, placeholder
+
 # name -> "module:attribute" of a click command, imported on first use.
 _COMMANDS: t.Final = {
-    "audit": "webhook.cli.audit:audit",
+    "audit": "webhook.audit.command:audit",
     "certs": "webhook.cli.certs:certs",
     "compile": "webhook.cli.compile:compile_command",
-    "doctor": "webhook.cli.doctor:doctor",
-    "explain": "webhook.cli.explain:explain_command",
+    "doctor": "webhook.doctor.command:doctor",
+    "explain": "webhook.explain.command:explain_command",
     "policy": "webhook.cli.policy:policy",
     "reconcile": "webhook.cli.reconcile:reconcile",
     "schema": "webhook.cli.schema:schema",
@@ -36,6 +38,8 @@ class _LazyGroup(click.Group):
         target = _COMMANDS.get(cmd_name)
         if target is None:
             return None
+        if missing := missing_extras(cmd_name):
+            return placeholder(cmd_name, missing)
         module_name, _, attr = target.partition(":")
         command = getattr(importlib.import_module(module_name), attr)
         assert isinstance(command, click.Command)

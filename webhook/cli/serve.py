@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import os
+import shlex
 import shutil
 import tempfile
 import typing as t
@@ -28,6 +29,7 @@ from webhook.vocab.errors import ConfigError
 from webhook.vocab.gates import FeatureGates
 
 if t.TYPE_CHECKING:
+    from webhook.policy import PolicySet
     from webhook.policy.model import Enforcement
     from webhook.server.settings import Settings
 
@@ -313,35 +315,39 @@ def serve(
         settings.check()
     except ConfigError as exc:
         raise CannotServe(str(exc)) from None
+    # The policies are judged before anything says "serving": a policy wasp refuses must never
+    # follow a line that tells the user to send reviews.
+    from webhook.policy import PolicySet
+
+    try:
+        policies = PolicySet.load(
+            settings.policy_dirs, builtin=settings.builtin_policies, gates=settings.gates
+        )
+    except ConfigError as exc:
+        raise CannotServe(str(exc)) from None
     if dev and ca_file is not None:
-        example = state_dir / EXAMPLE_REVIEW
+        example = (state_dir / EXAMPLE_REVIEW).resolve()
         click.echo(
             f"wasp: serving {settings.serving_url}; metrics on http://{settings.probe_host}:{metrics_port}/metrics"
         )
+        # Absolute paths: the line works from any directory (scripts/run runs from the repository).
         click.echo(
-            f"curl --cacert {ca_file} -H 'Content-Type: application/json' "
-            f"--data-binary @{example} {settings.serving_url}/validate"
+            f"curl --cacert {shlex.quote(str(ca_file.resolve()))} -H 'Content-Type: application/json' "
+            f"--data-binary @{shlex.quote(str(example))} {settings.serving_url}/validate"
         )
-    _run(settings)
+    _run(settings, policies)
 
 
-def _run(settings: Settings) -> None:
+def _run(settings: Settings, policies: PolicySet) -> None:
     # A private multiprocess directory: samples of an earlier run (or another instance)
     # must never be merged into ours. Set before prometheus_client is first imported.
     metrics_dir = tempfile.mkdtemp(prefix="wasp-metrics-", dir=settings.temp_dir)
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
     arbiter = os.getpid()
     try:
-        from webhook.policy import PolicySet
         from webhook.server.app import create_app
         from webhook.server.serving import WaspServer
 
-        try:
-            policies = PolicySet.load(
-                settings.policy_dirs, builtin=settings.builtin_policies, gates=settings.gates
-            )
-        except ConfigError as exc:
-            raise CannotServe(str(exc)) from None
         app = create_app(settings, policies=policies)
         # The structural layer builds its reference engine on first use; the workers are
         # forked from here, so build it once now (shared, frozen out of the collector) rather

@@ -4,6 +4,6 @@ A pure core over a :class:`~webhook.explain.snapshot.Snapshot` (``diagnose``, ``
 ``pods``, ``quorum``, ``capacity``, ``sequencing``, ``selection``, ``render``) and two shells
 that fill it: :mod:`~webhook.explain.cluster` (the Kubernetes API) and
 :mod:`~webhook.explain.dump` (``kubectl get -o yaml`` files). The command is
-:mod:`webhook.cli.explain`; ``wasp audit`` prints the same verdict per workload
+:mod:`webhook.explain.command`; ``wasp audit`` prints the same verdict per workload
 (:mod:`~webhook.explain.summary`).
 """

@@ -5,7 +5,7 @@ One path with the webhook, the reconciler and ``wasp audit``: the object is judg
 :func:`~webhook.governed.workloads.compile_object` (the names the reconciler creates and the
 webhook stamps), its Workload found by the reconciler's discovery rules
 (:func:`~webhook.governed.reconcile_model.controller_ref_names` and ``controls``), and what the
-reconciler would do about it comes from :func:`webhook.governed.audit.judge` (the reconciler's
+reconciler would do about it comes from :func:`webhook.governed.drift.judge` (the reconciler's
 own :func:`~webhook.governed.reconcile.plan`). Pods are then matched to the compiled groups.
 """
 
@@ -20,8 +20,8 @@ from webhook.explain.findings import Finding
 from webhook.explain.selection import belongs, pod_selector
 from webhook.explain.snapshot import Snapshot, ref
 from webhook.explain.tree import WorkloadNode, active, build, group_of
-from webhook.governed.audit import Finding as AuditFinding
-from webhook.governed.audit import judge
+from webhook.governed.drift import Finding as AuditFinding
+from webhook.governed.drift import judge
 from webhook.governed.ownership import WAS_AWARE_KINDS, controller_of
 from webhook.governed.reconcile import Observed
 from webhook.governed.reconcile_model import controller_ref_names, controls, meta, string
@@ -175,7 +175,7 @@ def _dropped(pods: t.Sequence[Obj], owner: Json) -> list[Finding]:
 def explain(snapshot: Snapshot, policies: PolicySet, options: Options = Options(),
             judged: t.Sequence[AuditFinding] | None = None) -> Explanation:  # fmt: skip
     """The tree, the findings and the verdict for the snapshot's governed object. ``judged``:
-    what :func:`webhook.governed.audit.judge` found for it already (``wasp audit`` has it), so
+    what :func:`webhook.governed.drift.judge` found for it already (``wasp audit`` has it), so
     the reconciler's plan is not asked twice."""
     obj = snapshot.target
     policy = policies.for_object(obj) if obj is not None else None

@@ -1,7 +1,7 @@
 """Findings about a workload's pods as they are: grouped or not, by whom placed, in which gangs.
 
 Each rule reads the pods :mod:`webhook.explain.selection` picked; a PodGroup that does not
-exist is judged by :func:`webhook.governed.audit.judge_pod`, as ``wasp audit`` judges it.
+exist is judged by :func:`webhook.governed.drift.judge_pod`, as ``wasp audit`` judges it.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import typing as t
 from webhook.explain.findings import Finding
 from webhook.explain.tree import active, group_of
 from webhook.governed import foreign_gangs
-from webhook.governed.audit import judge_pod
+from webhook.governed.drift import judge_pod
 from webhook.governed.reconcile_model import meta, string
 from webhook.governed.stamping import NOT_STAMPED
 

@@ -18,7 +18,7 @@ from webhook.explain.cluster import EVENT_REASONS, EVENTS, PODS, Reader, forbidd
 from webhook.explain.diagnose import Explanation, Options, explain
 from webhook.explain.selection import pod_selector
 from webhook.explain.snapshot import Snapshot
-from webhook.governed.audit import Finding as AuditFinding
+from webhook.governed.drift import Finding as AuditFinding
 from webhook.governed.ownership import controller_of
 from webhook.kube.api import ApiException
 from webhook.policy import PolicySet

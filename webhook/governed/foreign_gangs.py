@@ -1,7 +1,7 @@
 """Gangs that other systems manage, and the native WAS building blocks that say the same.
 
-Pure translation (no I/O) of the three gang mechanisms found in clusters today
-(/work/shared/notes/ecosystem-crds.md):
+Pure translation (no I/O) of the three gang mechanisms found in clusters today (their CRDs
+and pod markers as those projects define them):
 
 * Volcano: a ``scheduling.volcano.sh/v1beta1`` PodGroup; member pods carry the annotation
   ``scheduling.k8s.io/group-name``;

@@ -95,8 +95,9 @@ def management_mode(obj: Obj, policies: PolicySet) -> Mode:
         return Mode.DELEGATED  # the key alone counts, even with an empty value
     if outer_owner(obj, policies) is not None:
         return Mode.NONE  # a governed parent's Workload covers this object's pods (layering)
-    # Any other controller (an operator, a pipeline) does not know WAS: the object is a root,
-    # as decision 4 makes CronJob-owned Jobs roots.
+    # Any other controller (an operator, a pipeline) does not know WAS: the object is a root.
+    # (The Job controller decides otherwise for its own kind, docs/decisions.md §4, which is why
+    # Jobs and CronJobs are NONE above.)
     return Mode.BOTH
 
 

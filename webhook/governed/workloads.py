@@ -76,9 +76,15 @@ def workload_refusal(policy: Policy, obj: t.Mapping[str, t.Any], gates: FeatureG
 
     The 1.37 Job controller's mode table (docs/design.md §7.1) as it applies to an object on its
     own: a gate that turns Workloads (or this policy's blocks) off, a composite tree without its
-    gate, pods that join a user-managed PodGroup, and a Job that another controller than a CronJob
-    owns (decision 4): its controller manages scheduling.
+    gate, pods that join a user-managed PodGroup, a Job with any controller owner, a CronJob
+    included (docs/decisions.md §4): the Job controller leaves its scheduling objects to that owner;
+    and a CronJob itself, which gets none either.
     """
+    if (policy.group, policy.kind) == ("batch", "CronJob"):
+        return (
+            "a CronJob gets no Workload, nor do the Jobs it creates: the 1.37 Job controller creates none "
+            "for a Job with a controller owner (docs/decisions.md §4)"
+        )
     if "GenericWorkload" not in gates:
         return "feature gate GenericWorkload is off"
     if policy.feature_gate and policy.feature_gate not in gates:
@@ -93,8 +99,12 @@ def workload_refusal(policy: Policy, obj: t.Mapping[str, t.Any], gates: FeatureG
         owner = controller_of(obj)
         if owner is not None:
             owner_group = str(owner.get("apiVersion", "")).rpartition("/")[0]
-            if (owner_group, owner.get("kind")) != ("batch", "CronJob"):
-                return f"controlled by {owner.get('kind')} {owner.get('name')}: its controller manages scheduling"
+            if (owner_group, owner.get("kind")) == ("batch", "CronJob"):
+                return (
+                    f"controlled by CronJob {owner.get('name')}: the 1.37 Job controller creates no Workload "
+                    "or PodGroup for a Job with a controller owner, a CronJob's included (docs/decisions.md §4)"
+                )
+            return f"controlled by {owner.get('kind')} {owner.get('name')}: its controller manages scheduling"
         started = _job_started(obj.get("status"))
         if started is not None:
             return f"the Job is not new ({started}): the Job controller creates objects only for a new Job"

@@ -21,7 +21,7 @@ from webhook.policy.childtemplates import load_child_templates
 from webhook.policy.membership import load_membership
 from webhook.policy.model import ChildTemplate, DefaultRule, NodeSpec, PodCount, Policy, RefusedField
 from webhook.policy.schedulability import Schedulability, load_schedulability
-from webhook.policy.schema import POLICY_SCHEMA
+from webhook.policy.schema import POLICY_SCHEMA, TEMPLATE_PLACEHOLDERS
 from webhook.vocab.errors import PolicyError
 from webhook.vocab.field import FieldPath
 from webhook.vocab.gates import KNOWN_GATES
@@ -32,7 +32,7 @@ if t.TYPE_CHECKING:
 
 __all__ = ["parse_policy", "schema_errors"]
 
-_PLACEHOLDERS = frozenset({"name", "key", "index"})
+_PLACEHOLDERS = frozenset(TEMPLATE_PLACEHOLDERS)
 _FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 _MACRO_VARIABLE = re.compile(r"\.\s*(?:all|exists|exists_one|map|filter)\s*\(\s*([A-Za-z_][A-Za-z0-9_]*)\s*,")
 # The verdict on a policy file comes from jsonschema_rs; python-jsonschema, whose errors name
@@ -213,7 +213,8 @@ class _Loader:
             self.fail(location, f"bad template name pattern {pattern!r}: {exc}")
         for name in fields:
             if name not in _PLACEHOLDERS:
-                self.fail(location, f"unknown placeholder {{{name}}} (known: {{name}}, {{key}}, {{index}})")
+                known = ", ".join(f"{{{p}}}" for p in TEMPLATE_PLACEHOLDERS)
+                self.fail(location, f"unknown placeholder {{{name}}} (known: {known})")
             if name == "key" and not keyed:
                 self.fail(location, "{key} needs forEach with itemKey, or forEachOver: map, on this node")
             if name == "index" and for_each is None:

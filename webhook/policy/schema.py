@@ -1,20 +1,34 @@
 """JSON Schema of wasp policy files (``apiVersion: wasp.dev/v1alpha1, kind: SchedulingIntegration``).
 
-Kept as data so the loader, the docs and (later) the Helm chart's values schema agree.
-Every object is closed (``additionalProperties: false``): an unknown key is an error that
-names the file and the key, never a silently ignored typo.
+Kept as data so the loader, the docs and the Helm chart's values schema agree: the chart's
+``values.schema.json`` embeds :func:`policy_file_schema` (generated, never copied; see
+tests/chart/values_schema.py). Every object is closed (``additionalProperties: false``): an
+unknown key is an error that names the file and the key, never a silently ignored typo.
 """
 
 from __future__ import annotations
 
+import copy
+import re
 import typing as t
 
 from webhook.policy.schedulability import SCHEDULABILITY_SCHEMA
 
-__all__ = ["POLICY_API_VERSION", "POLICY_KIND", "POLICY_SCHEMA"]
+__all__ = [
+    "POLICY_API_VERSION",
+    "POLICY_KIND",
+    "POLICY_SCHEMA",
+    "TEMPLATE_PLACEHOLDERS",
+    "policy_file_schema",
+    "template_name_pattern",
+]
 
 POLICY_API_VERSION: t.Final = "wasp.dev/v1alpha1"
 POLICY_KIND: t.Final = "SchedulingIntegration"
+# The fields a node's templateName may name ({name} object name, {key} element key, {index}
+# element index). The loader checks them (with the node's context); the pattern below is the
+# context-free part, for schema-only readers such as helm.
+TEMPLATE_PLACEHOLDERS: t.Final = ("name", "key", "index")
 
 _PATH = {"type": "string", "minLength": 1, "description": "A field path in the object, e.g. spec.scheduling"}
 
@@ -327,3 +341,34 @@ POLICY_SCHEMA: t.Final[dict[str, t.Any]] = {
         },
     },
 }
+
+
+def template_name_pattern() -> str:
+    """A regular expression (RE2 and Python alike) of the templateName patterns whose fields are
+    all :data:`TEMPLATE_PLACEHOLDERS` (with an optional conversion and format spec, as
+    :class:`string.Formatter` reads them); ``{{`` and ``}}`` are literal braces."""
+    names = "|".join(map(re.escape, TEMPLATE_PLACEHOLDERS))
+    return rf"^([^{{}}]|\{{\{{|\}}\}}|\{{({names})(![rsa])?(:[^{{}}]*)?\}})*$"
+
+
+def policy_file_schema(defs: str = "#/$defs/") -> dict[str, t.Any]:
+    """:data:`POLICY_SCHEMA` for readers that have only a schema (an editor, helm): the node
+    definitions stay under ``$defs`` of the result, referenced through ``defs`` (the pointer
+    prefix where the embedding document puts them), and templateName carries
+    :func:`template_name_pattern`."""
+    schema = copy.deepcopy(POLICY_SCHEMA)
+    schema["$defs"]["node"]["properties"]["templateName"]["pattern"] = template_name_pattern()
+
+    def rewrite(node: t.Any) -> None:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                node["$ref"] = defs + ref.removeprefix("#/$defs/")
+            for value in node.values():
+                rewrite(value)
+        elif isinstance(node, list):
+            for value in node:
+                rewrite(value)
+
+    rewrite(schema)
+    return schema

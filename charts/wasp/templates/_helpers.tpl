@@ -356,3 +356,46 @@ docs/decisions.md §28). Empty (the default install): the webhook gets no API ac
 {{- end -}}
 {{- toYaml $out -}}
 {{- end -}}
+
+{{- /*
+The failurePolicy of one webhook entry: webhooks.failurePolicy when set; else Fail, except in
+warn mode (server.enforcement=warn), where the entries a person's own create or update reaches
+(validation, and the governed kind's defaults) fail open, so a trial never blocks them. The
+stamping entries (pods, child objects, members) stay Fail: their callers are controllers,
+which retry a refused create, while a pod admitted unstamped during an outage silently leaves
+its gang, which no retry repairs (docs/install.md, "Warn before you deny").
+Called with (dict "root" $ "stamps" bool).
+*/ -}}
+{{- define "wasp.failurePolicy" -}}
+{{- if .root.Values.webhooks.failurePolicy -}}
+{{ .root.Values.webhooks.failurePolicy }}
+{{- else if and (eq .root.Values.server.enforcement "warn") (not .stamps) -}}
+Ignore
+{{- else -}}
+Fail
+{{- end -}}
+{{- end -}}
+
+{{- /*
+What this release was configured to do, as `wasp doctor` reads it (docs/audit.md): an
+annotation on both webhook configurations, so that doctor judges the install by its own
+configuration with the read access it already needs (no Secret, no Helm). Keys: the
+failurePolicy of each kind of entry, the timeouts, and the reconciler (installed, its Lease).
+Called with (dict "root" $ "entries" N), N the configuration's entries.
+*/ -}}
+{{- define "wasp.installAnnotations" -}}
+{{- $root := .root -}}
+{{- $install := dict
+  "failurePolicy" (dict
+    "validating" (include "wasp.failurePolicy" (dict "root" $root "stamps" false))
+    "defaulting" (include "wasp.failurePolicy" (dict "root" $root "stamps" false))
+    "stamping" (include "wasp.failurePolicy" (dict "root" $root "stamps" true)))
+  "timeoutSeconds" (dict
+    "validating" $root.Values.webhooks.validatingTimeoutSeconds
+    "mutating" $root.Values.webhooks.mutatingTimeoutSeconds)
+  "reconciler" (dict
+    "installed" (eq (include "wasp.reconcilerEnabled" $root) "true")
+    "lease" (include "wasp.reconcilerName" $root)) -}}
+wasp.dev/install: {{ toJson $install | quote }}
+wasp.dev/entries: {{ .entries | quote }}
+{{- end -}}

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from xml.sax.saxutils import quoteattr
 
 from webhook.cli.reporters_data import dumps
-from webhook.governed.audit import Finding
+from webhook.governed.drift import Finding
 
 __all__ = ["FORMATS", "AuditReporter", "Summary"]
 
@@ -62,9 +62,10 @@ class AuditReporter:
 
     def __init__(self, stream: t.TextIO) -> None:
         self.stream = stream
+        self.started = False
 
     def start(self) -> None:
-        pass
+        self.started = True
 
     def object(self, ref: Json, found: t.Sequence[Finding]) -> None:
         """One audited object (governed, scheduling, pod, foreign gang) and its findings."""
@@ -74,6 +75,12 @@ class AuditReporter:
 
     def finish(self, summary: Summary, code: int) -> None:
         raise NotImplementedError
+
+    def fail(self, summary: Summary, reason: str) -> None:
+        """The audit stopped (exit 2) for ``reason``, maybe before :meth:`start`: close the output."""
+        if not self.started:
+            self.start()
+        self.finish(summary, 2)
 
 
 class TextAudit(AuditReporter):
@@ -90,6 +97,10 @@ class TextAudit(AuditReporter):
     def finish(self, summary: Summary, code: int) -> None:
         self.stream.write(summary.text() + "\n")
 
+    def fail(self, summary: Summary, reason: str) -> None:
+        if self.started:  # what was audited before the stop; the reason is the stderr line
+            self.finish(summary, 2)
+
 
 class JsonAudit(AuditReporter):
     """``{"findings": [...], "summary": {...}, "exitCode": N}``."""
@@ -97,7 +108,9 @@ class JsonAudit(AuditReporter):
     name = "json"
 
     def start(self) -> None:
+        super().start()
         self.first = True
+        self.error: str | None = None
         self.stream.write('{\n  "findings": [')
 
     def object(self, ref: Json, found: t.Sequence[Finding]) -> None:
@@ -109,9 +122,16 @@ class JsonAudit(AuditReporter):
 
     def finish(self, summary: Summary, code: int) -> None:
         summary_text = dumps(summary.to_json(), utf8=True, indent="  ")
+        error = f',\n  "error": {dumps(self.error, utf8=True)}' if self.error is not None else ""
         self.stream.write(
-            f'{"" if self.first else chr(10) + "  "}],\n  "summary": {summary_text},\n  "exitCode": {code}\n}}\n'
+            f'{"" if self.first else chr(10) + "  "}],\n  "summary": {summary_text},\n  "exitCode": {code}{error}\n}}\n'
         )
+
+    def fail(self, summary: Summary, reason: str) -> None:
+        if not self.started:
+            self.start()
+        self.error = reason
+        self.finish(summary, 2)
 
 
 class JunitAudit(AuditReporter):
@@ -124,6 +144,7 @@ class JunitAudit(AuditReporter):
         # A <testsuite> states its counts before its cases, so a namespace's cases wait in a
         # spooled temporary file (memory up to 1 MiB, then disk): the audit holds one page of
         # objects, not one namespace's worth of report lines.
+        super().start()
         self.cases: t.IO[str] = tempfile.SpooledTemporaryFile(max_size=1 << 20, mode="w+", encoding="utf-8")
         self.tests = self.failures = 0
         self.stream.write('<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="wasp audit">\n')
@@ -152,6 +173,17 @@ class JunitAudit(AuditReporter):
         self.cases.seek(0)
         self.cases.truncate()
         self.tests = self.failures = 0
+
+    def fail(self, summary: Summary, reason: str) -> None:
+        if not self.started:
+            self.start()
+        # A CI system shows an <error> case: the audit did not run to its end, whatever it found.
+        self.namespace_done("(cluster)")
+        self.stream.write('  <testsuite name="wasp audit" tests="1" failures="0" errors="1">\n'
+                          '    <testcase name="read the cluster" classname="wasp audit">'
+                          f'<error type="ClusterUnreadable" message={quoteattr(reason)}/></testcase>\n'
+                          '  </testsuite>\n')  # fmt: skip
+        self.finish(summary, 2)
 
     def finish(self, summary: Summary, code: int) -> None:
         self.namespace_done("(cluster)")

@@ -1,31 +1,23 @@
-"""``wasp doctor``: is this cluster ready for WAS and for wasp? A checklist with fixes.
+"""``wasp doctor``'s I/O: the facts its checks judge, read from the cluster.
 
-This module only gathers facts (version, discovery, dry-run creates, webhook
-configurations, the Service's EndpointSlices, the certificate each ready endpoint serves,
-the reconciler's Lease); every verdict is :func:`webhook.governed.readiness.checks`'s.
-Nothing is written: the gate probes are ``dryRun=All`` creates.
-
-Exit codes: 0 every required check passes, 1 one fails, 2 the cluster cannot be read.
+Version, discovery, dry-run creates (the gate probes: ``dryRun=All``, nothing is written),
+webhook configurations, the Service's EndpointSlices, the certificate each ready endpoint
+serves, the reconciler's Lease. Every verdict is :func:`webhook.doctor.checks.checks`'s.
 """
 
 from __future__ import annotations
 
 import socket
 import ssl
-import sys
 import typing as t
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
+from datetime import datetime
 
-import click
-
-from webhook.cli.cluster import Cluster, Unusable, open_cluster, unusable
-from webhook.cli.kubeconfig_flag import kubeconfig_option
-from webhook.cli.reporters_data import dumps
-from webhook.governed.readiness import FIELD_GATES, Check, Endpoint, Expected, Facts, checks, exit_code
+from webhook.cli.cluster import Cluster
+from webhook.doctor.checks import FIELD_GATES, Endpoint, Facts
+from webhook.doctor.install import configured_lease
 from webhook.kube.api import ApiException, Resource
 
-__all__ = ["doctor", "gather"]
+__all__ = ["gather", "release_lease"]
 
 Json = dict[str, t.Any]
 VALIDATING: t.Final = Resource("admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations", "")
@@ -96,8 +88,9 @@ def _served_certificate(address: str, port: int, server_name: str) -> bytes | st
     return der if der else "no certificate served"
 
 
-def gather(cluster: Cluster, *, namespace: str, release: str, probe_namespace: str, lease: str,
+def gather(cluster: Cluster, *, namespace: str, release: str, probe_namespace: str, lease: str | None,
            now: datetime) -> Facts:  # fmt: skip
+    """The facts; ``lease`` None: the Lease the release's annotation names, else RELEASE-reconciler."""
     try:
         version = t.cast(Json, cluster.api.call("GET", "/version"))
     except ApiException:
@@ -121,79 +114,8 @@ def gather(cluster: Cluster, *, namespace: str, release: str, probe_namespace: s
     }
     return Facts(now=now, version=version, served=served, kept=kept, validating=validating, mutating=mutating,
                  service=service, endpoints=endpoints, served_certs=certs,
-                 lease=cluster.get(LEASES, namespace, lease))  # fmt: skip
+                 lease=cluster.get(LEASES, namespace, lease or release_lease(validating, release)))  # fmt: skip
 
 
-_MARKS: t.Final = {"pass": "PASS", "warn": "WARN", "fail": "FAIL"}
-
-
-def _text(found: t.Sequence[Check], code: int) -> str:
-    lines = []
-    for c in found:
-        optional = "" if c.required else " (optional)"
-        lines.append(f"[{_MARKS[c.verdict]}] {c.title}{optional}: {c.detail}")
-        if c.fix and c.verdict != "pass":
-            lines.append(f"       fix: {c.fix}")
-    counts = {v: sum(c.verdict == v for c in found) for v in _MARKS}
-    verdict = "ready" if code == 0 else "NOT ready: a required check fails"
-    lines.append(f"wasp doctor: {len(found)} checks: {counts['pass']} pass, {counts['warn']} warn, "
-                 f"{counts['fail']} fail: {verdict}")  # fmt: skip
-    return "\n".join(lines)
-
-
-@click.command()
-@kubeconfig_option
-@click.option(
-    "-n", "--namespace", default="wasp", show_default=True, help="The namespace wasp is installed in."
-)
-@click.option(
-    "--release",
-    default="wasp",
-    show_default=True,
-    help="The chart's full name (its webhook configurations are RELEASE-validating and RELEASE-mutating).",
-)
-@click.option(
-    "--probe-namespace",
-    default="default",
-    show_default=True,
-    help="Namespace of the dry-run creates that tell which feature gates are on.",
-)
-@click.option(
-    "--lease-name",
-    default=None,
-    help="The reconciler's Lease, as the chart names it.  [default: RELEASE-reconciler]",
-)
-@click.option(
-    "--expiry-margin",
-    type=click.IntRange(0),
-    default=30,
-    show_default=True,
-    help="Days: a certificate expiring sooner fails.",
-)
-@click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def doctor(kubeconfig: Path | None, namespace: str, release: str, probe_namespace: str, lease_name: str | None,
-           expiry_margin: int, output: str) -> None:  # fmt: skip
-    """Check that the cluster is ready for Workload-Aware Scheduling and for wasp.
-
-    One line per check (server version, WAS APIs, feature gates, wasp's webhook configurations
-    and their certificates, the Service's endpoints, the reconciler's Lease), each with a
-    verdict and, when it fails, the fix. Read-only: gates are probed with dry-run creates.
-
-    Exit codes: 0 every required check passes, 1 one fails, 2 the cluster cannot be read.
-    """
-    cluster = open_cluster(kubeconfig)
-    lease_name = lease_name or f"{release}-reconciler"
-    expected = Expected(expiry_margin=timedelta(days=expiry_margin), lease_name=lease_name)
-    try:
-        facts = gather(cluster, namespace=namespace, release=release, probe_namespace=probe_namespace,
-                       lease=lease_name, now=datetime.now(UTC))  # fmt: skip
-    except Exception as exc:
-        raise Unusable(unusable(exc)) from None
-    found = checks(facts, expected)
-    code = exit_code(found)
-    if output == "json":
-        doc = {"checks": [c.to_json() for c in found], "ready": code == 0, "exitCode": code}
-        sys.stdout.write(dumps(doc, utf8=True) + "\n")
-    else:
-        sys.stdout.write(_text(found, code) + "\n")
-    sys.exit(code)
+def release_lease(validating: Json | None, release: str) -> str:
+    return configured_lease(validating) or f"{release}-reconciler"

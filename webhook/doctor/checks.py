@@ -1,12 +1,12 @@
 """``wasp doctor``'s verdicts: is a cluster ready for WAS and for wasp? Pure, given the facts.
 
-The command (webhook/cli/doctor.py) gathers :class:`Facts` from the API server (version,
+The I/O shell (webhook/doctor/cluster.py) gathers :class:`Facts` from the API server (version,
 discovery, dry-run creates, webhook configurations, EndpointSlices, the served certificates,
 the reconciler's Lease); :func:`checks` turns them into one :class:`Check` per line, each with
 a verdict and, when it is not ``pass``, the fix. Gates are inferred as the apiserver shows
 them: a gate that guards a resource is on when discovery serves it; a gate that guards a
-field is on when a dry-run create keeps the field (with the gate off the registry drops it
-silently, /work/shared/spec/api.md §2.3).
+field is on when a dry-run create keeps the field (with the gate off the apiserver's registry
+drops it silently on create).
 """
 
 from __future__ import annotations
@@ -22,8 +22,18 @@ from cryptography import x509
 
 from webhook.certs.pem import load_certs, utc
 from webhook.certs.validity import issued_by
+from webhook.doctor.install import Expected, configured_entries, installed
 
-__all__ = ["FIELD_GATES", "Check", "Endpoint", "Expected", "Facts", "Verdict", "checks", "exit_code"]
+__all__ = [
+    "FIELD_GATES",
+    "Check",
+    "Endpoint",
+    "Expected",
+    "Facts",
+    "Verdict",
+    "checks",
+    "exit_code",
+]
 
 Json = dict[str, t.Any]
 Verdict = t.Literal["pass", "fail", "warn"]
@@ -42,18 +52,6 @@ class Endpoint:
     address: str
     port: int
     ready: bool
-
-
-@dataclass(frozen=True, slots=True)
-class Expected:
-    """What charts/wasp sets (values.yaml defaults), and how near expiry is too near."""
-
-    failure_policy: str = "Fail"
-    validating_timeout: int = 3
-    mutating_timeout: int = 2
-    validating_condition: str = "has-scheduling-blocks"
-    expiry_margin: timedelta = timedelta(days=30)
-    lease_name: str = "wasp-reconciler"
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,25 +162,29 @@ def _settings(config: Json, kind: str, expected: Expected) -> Check:
     timeout = expected.validating_timeout if kind == "validating" else expected.mutating_timeout
     wrong = []
     for hook in _entries(config):
-        label = hook.get("name", "?")
-        if hook.get("failurePolicy", "Fail") != expected.failure_policy:
-            wrong.append(
-                f"{label}: failurePolicy {hook.get('failurePolicy')}, the chart sets {expected.failure_policy}"
-            )
+        label = str(hook.get("name", "?"))
+        want = expected.failure_policy.get(Expected.role(label), "Fail")
+        if hook.get("failurePolicy", "Fail") != want:
+            wrong.append(f"{label}: failurePolicy {hook.get('failurePolicy')}, the install sets {want}")
         if hook.get("timeoutSeconds", 10) != timeout:
             wrong.append(
-                f"{label}: timeoutSeconds {hook.get('timeoutSeconds', 10)}, the chart sets {timeout}"
+                f"{label}: timeoutSeconds {hook.get('timeoutSeconds', 10)}, the install sets {timeout}"
             )
         conditions = [c.get("name") for c in hook.get("matchConditions") or [] if isinstance(c, dict)]
         if not conditions or (kind == "validating" and expected.validating_condition not in conditions):
             wrong.append(
                 f"{label}: matchConditions {conditions}: without them every object of the kind is sent to wasp"
             )
-    if not _entries(config):
+    configured = configured_entries(config)
+    have = len(_entries(config))
+    if configured is not None and have != configured:
+        wrong.append(f"it has {have} webhooks, the release rendered {configured}")
+    elif configured is None and not have:
         wrong.append("it has no webhooks")
-    title = f"{name}: failurePolicy, timeoutSeconds, matchConditions as the chart sets them"
+    title = f"{name}: failurePolicy, timeoutSeconds, matchConditions as the install sets them"
     if not wrong:
-        return Check(f"webhook-settings/{kind}", title, "pass", f"{len(_entries(config))} entries")
+        detail = f"{have} entries" if have else "no entries: the release configures no mutating features"
+        return Check(f"webhook-settings/{kind}", title, "pass", f"{detail} (expected: {expected.source})")
     return Check(f"webhook-settings/{kind}", title, "fail", "; ".join(wrong),
                  "reinstall or upgrade with charts/wasp (helm upgrade) instead of editing the configuration")  # fmt: skip
 
@@ -266,7 +268,8 @@ def _webhooks(facts: Facts, expected: Expected) -> list[Check]:
             continue
         out.append(Check(f"webhook/{kind}", title, "pass", str((config.get("metadata") or {}).get("name"))))
         out.append(_settings(config, kind, expected))
-        out.append(_certificates(facts, config, kind, expected))
+        if _entries(config) or configured_entries(config) is None:  # no entry: no caBundle to check
+            out.append(_certificates(facts, config, kind, expected))
     title = "the webhook Service has ready endpoints"
     ready = [f"{e.address}:{e.port}" for e in facts.endpoints if e.ready]
     if facts.service is None:
@@ -292,6 +295,9 @@ def _timestamp(value: object) -> datetime | None:
 def _lease(facts: Facts, expected: Expected) -> Check:
     title = f"the reconciler's Lease {expected.lease_name} is held and fresh"
     fix = "check the wasp reconciler pods (kubectl logs); they renew the Lease every few seconds"
+    if not expected.reconciler:
+        return Check("lease", title, "pass", f"not checked: the release installs no reconciler ({expected.source})",
+                     required=False)  # fmt: skip
     if facts.lease is None:
         return Check("lease", title, "fail", "not found", "deploy the reconciler (wasp reconcile), or " + fix)
     spec = facts.lease.get("spec") or {}
@@ -313,11 +319,12 @@ def _lease(facts: Facts, expected: Expected) -> Check:
     )
 
 
-def checks(facts: Facts, expected: Expected = Expected()) -> list[Check]:
+def checks(facts: Facts, expected: Expected | None = None) -> list[Check]:
     """Every check, in the order the text output lists them."""
     if facts.version is None:
         return [Check("server-version", "the API server answers", "fail", "no answer to /version",
                       "check --kubeconfig and that the API server is reachable")]  # fmt: skip
+    expected = installed(facts.validating or facts.mutating, expected or Expected())
     return [
         _version(facts),
         *_discovery(facts),

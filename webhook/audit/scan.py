@@ -1,20 +1,15 @@
-"""``wasp audit``: what is in the cluster now, judged as the webhook and the reconciler would.
-
-Read-only. The judgements are pure (:mod:`webhook.governed.audit`,
-:mod:`webhook.governed.foreign_gangs`); this module reads the cluster and feeds them.
+"""``wasp audit``'s I/O: the cluster read page by page and fed to the pure judgements
+(:mod:`webhook.governed.drift`, :mod:`webhook.governed.foreign_gangs`). Read-only.
 
 Memory: the audit goes namespace by namespace (every join is within a namespace). In each,
 the Workloads, PodGroups and CompositePodGroups are read page by page into an on-disk index
-(:class:`webhook.cli.audit_index.NamespaceIndex`), slimmed to what discovery reads; pods are
+(:class:`webhook.audit.index.NamespaceIndex`), slimmed to what discovery reads; pods are
 read page by page and only counted (pods without a ``schedulingGroup`` per controller,
 members per foreign gang); then governed objects are read page by page, and for each page
 the reconciler's own index (:class:`webhook.reconciler.world.World`) is filled with just the
 scheduling objects that page's objects could match, and each object is judged from it. What
 is held is one page and its candidates, plus the namespace's foreign-gang counters; it does
 not grow with the number of namespaces, governed objects, scheduling objects or pods.
-
-Exit codes: 0 no error finding (warnings too with ``--strict``), 1 findings, 2 the cluster
-cannot be read (configuration, connection, permissions, a bad selector).
 """
 
 from __future__ import annotations
@@ -22,20 +17,15 @@ from __future__ import annotations
 import os
 import sys
 import typing as t
-from pathlib import Path
 
-import click
-
-from webhook.cli.audit_index import NamespaceIndex
-from webhook.cli.audit_output import FORMATS, AuditReporter, Summary
-from webhook.cli.cluster import Cluster, Unusable, default_namespace, open_cluster, unusable
-from webhook.cli.kubeconfig_flag import kubeconfig_option
-from webhook.cli.validate import load_policy_set, with_policy_options
+from webhook.audit.index import NamespaceIndex
+from webhook.audit.output import AuditReporter, Summary
+from webhook.cli.cluster import Cluster
 from webhook.explain.cluster import Reader
 from webhook.explain.diagnose import summary_line
 from webhook.explain.runtime import Runtime
 from webhook.governed import foreign_gangs
-from webhook.governed.audit import (
+from webhook.governed.drift import (
     KINDS,
     Finding,
     judge,
@@ -47,7 +37,7 @@ from webhook.governed.audit import (
 from webhook.kube.api import BY_KIND, PODS, Resource
 from webhook.policy import PolicySet
 
-__all__ = ["audit", "policies_from"]
+__all__ = ["Audit", "Progress", "namespaces"]
 
 Json = dict[str, t.Any]
 NAMESPACES: t.Final = Resource("", "v1", "namespaces", "Namespace")
@@ -208,82 +198,7 @@ class Audit:
         self.emit(ref, found)
 
 
-def policies_from(options: dict[str, t.Any]) -> PolicySet:
-    """The policy set of the shared policy options (webhook/cli/validate.py's)."""
-    return load_policy_set(
-        options["policies"], options["policy_only"], options["feature_gates"], options.get("integrations", ())
-    )
-
-
-def _namespaces(cluster: Cluster) -> t.Iterator[str]:
+def namespaces(cluster: Cluster) -> t.Iterator[str]:
     for page in cluster.pages(NAMESPACES):
         for ns in page:
             yield str((ns.get("metadata") or {}).get("name", ""))
-
-
-@click.command()
-@kubeconfig_option
-@click.option(
-    "-n", "--namespace", default=None, help="Namespace to audit.  [default: the context's, else default]"
-)
-@click.option("-A", "--all-namespaces", is_flag=True, help="Audit every namespace.")
-@click.option(
-    "-l", "--selector", default="", help="Label selector for governed objects and foreign PodGroups."
-)
-@click.option("-o", "--output", type=click.Choice(sorted(FORMATS)), default="text", show_default=True)
-@with_policy_options
-@click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
-@click.option(
-    "--chunk-size",
-    type=click.IntRange(1, 10_000),
-    default=500,
-    show_default=True,
-    help="Objects per list page: the most of one kind held at a time.",
-)
-@click.option(
-    "--runtime/--no-runtime",
-    default=True,
-    show_default=True,
-    help="A runtime summary line per governed object (wasp explain's verdict and finding codes).",
-)
-@click.option("--progress/--no-progress", default=None,
-              help="A progress line on stderr.  [default: on a terminal, not in CI]")  # fmt: skip
-def audit(kubeconfig: Path | None, namespace: str | None, all_namespaces: bool, selector: str, output: str,
-          strict: bool, chunk_size: int, runtime: bool, progress: bool | None, **policy_options: t.Any) -> None:  # fmt: skip
-    """Audit what is in the cluster: governed objects, their scheduling objects, foreign gangs.
-
-    Every governed object is validated as the webhook would admit it (as a CREATE), and its
-    Workload, PodGroups and CompositePodGroups are compared with what wasp would compile
-    (missing, extra, minCount drift, owned by someone else, several matches); pods naming a
-    PodGroup that does not exist are listed; Volcano, scheduler-plugins and Kueue gangs are
-    listed with their native equivalent. Read-only.
-
-    Exit codes: 0 no error finding, 1 findings (warnings too with --strict), 2 the cluster
-    cannot be read.
-    """
-    if namespace and all_namespaces:
-        raise click.UsageError("give either -n/--namespace or -A/--all-namespaces")
-    policy_set = policies_from(policy_options)
-    cluster = open_cluster(kubeconfig, chunk_size)
-    reporter = FORMATS[output](sys.stdout)
-    meter = Progress(progress)
-    try:
-        run = Audit(cluster, policy_set, reporter, selector, meter, runtime)
-    except Exception as exc:
-        raise Unusable(unusable(exc)) from None
-    reporter.start()
-    try:
-        # -A: the names first (one string each), so the progress line knows the total.
-        names = list(_namespaces(cluster)) if all_namespaces else [namespace or default_namespace(kubeconfig)]
-        for i, ns in enumerate(names, 1):
-            run.namespace(ns, i, len(names))
-    except Exception as exc:  # the cluster failed (or wasp did): a reason to stop, never a finding
-        meter.done()
-        run.summary.inconsistent_lists = cluster.inconsistent
-        reporter.finish(run.summary, 2)
-        raise Unusable(unusable(exc)) from None
-    meter.done()
-    run.summary.inconsistent_lists = cluster.inconsistent
-    code = run.summary.exit_code(strict)
-    reporter.finish(run.summary, code)
-    sys.exit(code)
