@@ -165,6 +165,16 @@ def job_no_workload(sink: Sink) -> str:
     return "job/train"
 
 
+def never_forms(sink: Sink) -> str:
+    # Admitted before the schedulability rules (or in warn mode): 4 pods at once at most,
+    # completions 2, so the Job controller never runs more than 2 of the gang's 4.
+    spec = {**job("train")["spec"], "completions": 2, "completionMode": "NonIndexed"}
+    obj = sink.create({**job("train"), "spec": spec})
+    objects_of(sink, obj)
+    pods(sink, obj, 2, group=group_name(obj), labels=job_labels(obj))
+    return "job/train"
+
+
 def composite(sink: Sink, decode: int) -> str:
     obj = sink.create(service("llama"))
     objects_of(sink, obj)
@@ -356,6 +366,11 @@ SCENARIOS: t.Final = {
         pods_not_created, ("pods-not-created",), 1, {"pods-not-created": {}}
     ),  # fmt: skip
     "held-back-sequenced": Scenario(held_back, ("held-back-sequenced",), 1),
+    "never-forms": Scenario(
+        never_forms, ("never-forms", "pods-not-created"), 1,
+        {"never-forms": {"errors": [{"type": "FieldValueInvalid", "field": "spec.scheduling.schedulingPolicy.gang.minCount",
+                                     "rule": "job-concurrency"}]}},
+    ),  # fmt: skip
     "failed-create": Scenario(failed_create, ("failed-create",), 1, {"failed-create": {"events": 3}}),
     "failed-create-child": Scenario(
         failed_create_child, ("failed-create",), 1, {"failed-create": {"events": 2}}

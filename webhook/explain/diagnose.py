@@ -28,6 +28,7 @@ from webhook.governed.reconcile_model import controller_ref_names, controls, met
 from webhook.governed.validation import validate_object
 from webhook.governed.workloads import compile_object
 from webhook.policy import Policy, PolicySet
+from webhook.policy.schedulability import RULES as SCHEDULABILITY_RULES
 from webhook.vocab.errors import BuildError
 
 __all__ = ["Explanation", "Options", "explain", "summary_line"]
@@ -75,15 +76,30 @@ class Explanation:
                 "findings": [f.to_json() for f in self.findings], "notes": self.notes, "error": None}  # fmt: skip
 
 
-def _invalid(obj: Obj, policies: PolicySet, owner: Json) -> list[Finding]:
+def _invalid(obj: Obj, policies: PolicySet, owner: Json) -> tuple[list[Finding], bool]:
+    """The findings of wasp's verdict on the object, and whether they end the explanation.
+
+    An object that breaks only schedulability rules (admitted before them, or in warn mode)
+    still compiles and runs its controller: the explanation goes on, so the runtime evidence
+    stands beside the rule. A sequenced start is the runtime's ``held-back-sequenced``, which
+    shows how many pods exist; the other rules are ``never-forms``."""
     verdict = validate_object(obj, policies=policies)
     if verdict.allowed or verdict.warned:
-        return []
+        return [], False
+    if any(e.origin not in SCHEDULABILITY_RULES for e in verdict.errors):
+        return [Finding(
+            "invalid", owner, "wasp does not admit the object as it is: no Workload is compiled for it",
+            tuple(e.error() for e in verdict.errors), "fix the fields listed (wasp validate shows the same errors)",
+            {"errors": [{"type": e.type.value, "field": e.path} for e in verdict.errors]},
+        )], True  # fmt: skip
+    rules = [e for e in verdict.errors if e.origin != "sequenced-start"]
+    if not rules:
+        return [], False
     return [Finding(
-        "invalid", owner, "wasp does not admit the object as it is: no Workload is compiled for it",
-        tuple(e.error() for e in verdict.errors), "fix the fields listed (wasp validate shows the same errors)",
-        {"errors": [{"type": e.type.value, "field": e.path} for e in verdict.errors]},
-    )]  # fmt: skip
+        "never-forms", owner, "the gang can never form as the object is written",
+        tuple(f"{e.error()} (rule {e.origin})" for e in rules), "change the fields listed as each message says",
+        {"errors": [{"type": e.type.value, "field": e.path, "rule": e.origin} for e in rules]},
+    )], False  # fmt: skip
 
 
 def _live_workload(obj: Obj, workloads: t.Sequence[Obj]) -> Obj | None:
@@ -192,8 +208,8 @@ def explain(snapshot: Snapshot, policies: PolicySet, options: Options = Options(
                                 (f"{obj.get('kind')} {meta(obj).get('name')} creates Jobs, each compiled on its own",),
                                 "explain one of its Jobs: wasp explain job/NAME")]  # fmt: skip
         return out
-    invalid = _invalid(obj, policies, owner)
-    if invalid:
+    invalid, fatal = _invalid(obj, policies, owner)
+    if fatal:
         out.findings = invalid
         return out
     try:
@@ -218,7 +234,7 @@ def explain(snapshot: Snapshot, policies: PolicySet, options: Options = Options(
         out.findings = _dropped([p for p in pods if active(p)], owner)
         return out
     structure, about_pods = _structure(obj, policy, policies, snapshot, pods, tree, owner, judged)
-    found = [*structure]
+    found = [*invalid, *structure]
     found += pod_rules.missing_groups(pods, exists, names, namespace)
     found += pod_rules.grouping(pods, names, exists, owner, about_pods)
     found += pod_rules.foreign_schedulers(pods, options.schedulers, owner)

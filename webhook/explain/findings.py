@@ -19,6 +19,7 @@ Severity = t.Literal["error", "warning", "info"]
 CODES: t.Final[dict[str, tuple[Severity, str]]] = {
     "not-governed": ("error", "no policy governs the object named, or nothing governed was found from it"),
     "invalid": ("error", "the object is not valid: wasp compiles no Workload for it"),
+    "never-forms": ("error", "the gang can never form: a schedulability rule denies it (docs/schedulability.md)"),
     "reconcile-blocked": ("error", "the reconciler will not create or change the object's Workload or groups"),
     "no-workload": ("error", "the Workload the object compiles to does not exist"),
     "no-podgroup": ("error", "a PodGroup or CompositePodGroup the object compiles to does not exist"),

@@ -118,7 +118,7 @@ def creation(obj: Obj, policy: Policy, short: list[GroupNode], events: t.Sequenc
             "admission webhook or policy that refuses them accept the pods",
             {"events": sum(n for _, n, _ in _aggregate(refused))},
         ))  # fmt: skip
-    order = start_order(obj)
+    order = start_order(policy, obj)
     if order is not None and not suspended:
         found.append(Finding(
             "held-back-sequenced", owner,

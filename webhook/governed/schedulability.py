@@ -23,7 +23,7 @@ from webhook.policy import Policy
 from webhook.policy.schedulability import JobTemplate, PodLimit, PodTemplate
 from webhook.vocab.field import OMIT, FieldError, FieldPath, forbidden, invalid
 
-__all__ = ["BLOCKS_ANNOTATION", "Finding", "JudgeJob", "findings", "schedulability"]
+__all__ = ["BLOCKS_ANNOTATION", "Finding", "HeldBack", "JudgeJob", "findings", "held_back", "schedulability"]
 
 BLOCKS_ANNOTATION: t.Final = "scheduling.wasp.dev/blocks"
 Obj = t.Mapping[str, t.Any]
@@ -58,6 +58,33 @@ def schedulability(
             warnings.append(f"{err.error()} (schedulability rule {rule})")
     # Templates that inherit one field (Volcano tasks, the Job's spec.schedulerName) say it once.
     return errors, list(dict.fromkeys(warnings))
+
+
+class HeldBack(t.NamedTuple):
+    """A group whose controller creates only ``first`` of its pods before others are ready."""
+
+    group: FieldPath
+    first: int
+    why: str
+    fix: str
+
+
+def held_back(policy: Policy, obj: Obj) -> list[HeldBack]:
+    """The policy's ``startOrder`` entries that hold for ``obj``, whatever its gang asks: what
+    ``wasp explain`` reads to tell a sequenced start from a controller that is merely slow."""
+    out: list[HeldBack] = []
+    for node in build_tree(policy, obj)[0].walk():
+        for limit in policy.schedulability.limits:
+            if limit.rule != "sequenced-start" or limit.node != node.spec.id:
+                continue
+            count = _limit_count(limit, node.context)
+            if count is not None:
+                words = (
+                    limit.explain.replace("{count}", str(count)),
+                    limit.fix.replace("{count}", str(count)),
+                )
+                out.append(HeldBack(node.path, count, *words))
+    return out
 
 
 def findings(
