@@ -367,9 +367,20 @@ SCENARIOS: t.Final = {
     ),  # fmt: skip
     "held-back-sequenced": Scenario(held_back, ("held-back-sequenced",), 1),
     "never-forms": Scenario(
-        never_forms, ("never-forms", "pods-not-created"), 1,
-        {"never-forms": {"errors": [{"type": "FieldValueInvalid", "field": "spec.scheduling.schedulingPolicy.gang.minCount",
-                                     "rule": "job-concurrency"}]}},
+        never_forms,
+        ("never-forms", "pods-not-created"),
+        1,
+        {
+            "never-forms": {
+                "errors": [
+                    {
+                        "type": "FieldValueInvalid",
+                        "field": "spec.scheduling.schedulingPolicy.gang.minCount",
+                        "rule": "job-concurrency",
+                    }
+                ]
+            }
+        },
     ),  # fmt: skip
     "failed-create": Scenario(failed_create, ("failed-create",), 1, {"failed-create": {"events": 3}}),
     "failed-create-child": Scenario(
