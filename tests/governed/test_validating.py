@@ -532,10 +532,12 @@ DECISIONS = [
         warnings=0,
     ),
     case(
-        "decision 4: no template-name warning for a CronJob (its Jobs get no Workload)",
+        "decision 4: no template-name warning for a CronJob, only the notice that its Jobs may get no Workload",
         cronjob().set("metadata.name", "c" * 50).scheduling(gang(4)),
-        warnings=0,
+        warnings=1,
+        mentions=("getManagementMode",),
     ),
+    case("decision 4: a CronJob without blocks gets no notice", cronjob(), warnings=0),
     case(
         "decision 8: no template-name warning while GenericWorkload is off (no Workload at all)",
         job(name="j" * 58),
