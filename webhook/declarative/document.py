@@ -23,6 +23,7 @@ __all__ = [
     "BlockType",
     "Shape",
     "block_schema",
+    "declaration",
     "levels",
     "schema_document",
     "shape_of",
@@ -59,9 +60,42 @@ def _load_document() -> dict[str, Any]:
     return doc
 
 
-DOCUMENT: Final[dict[str, Any]] = _load_document()
-DEFS: Final[dict[str, Any]] = DOCUMENT["$defs"]
 REF_PREFIX: Final = "#/$defs/"
+# A definition marked ``x-wasp-internal`` is a declaration shared by other definitions (one
+# place for a rule such as the topology limit): the exported document inlines it where it is
+# referenced and does not list it, so what wasp exports, the engines run and CRDs embed does
+# not depend on how the declarations are factored.
+INTERNAL: Final = "x-wasp-internal"
+
+
+def _def_name(ref: str) -> str:
+    if not ref.startswith(REF_PREFIX):
+        raise ValueError(f"only local $defs references are supported, got {ref!r}")
+    return ref[len(REF_PREFIX) :]
+
+
+def _export(source: dict[str, Any]) -> dict[str, Any]:
+    """The document as exported: internal definitions inlined at their references, then dropped."""
+    defs = source["$defs"]
+    internal = {name for name, definition in defs.items() if definition.get(INTERNAL) is True}
+
+    def inline(node: Any) -> Any:
+        if isinstance(node, list):
+            return [inline(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        if "$ref" in node and _def_name(node["$ref"]) in internal:
+            base = {k: v for k, v in inline(defs[_def_name(node["$ref"])]).items() if k != INTERNAL}
+            return {**base, **{k: inline(v) for k, v in node.items() if k != "$ref"}}
+        return {k: inline(v) for k, v in node.items()}
+
+    exported = {name: inline(definition) for name, definition in defs.items() if name not in internal}
+    return {**copy.deepcopy(source), "$defs": exported}
+
+
+SOURCE: Final[dict[str, Any]] = _load_document()
+DOCUMENT: Final[dict[str, Any]] = _export(SOURCE)
+DEFS: Final[dict[str, Any]] = DOCUMENT["$defs"]
 
 
 def schema_document() -> dict[str, Any]:
@@ -69,10 +103,9 @@ def schema_document() -> dict[str, Any]:
     return copy.deepcopy(DOCUMENT)
 
 
-def _def_name(ref: str) -> str:
-    if not ref.startswith(REF_PREFIX):
-        raise ValueError(f"only local $defs references are supported, got {ref!r}")
-    return ref[len(REF_PREFIX) :]
+def declaration(name: str) -> dict[str, Any]:
+    """A copy of one ``$defs`` entry as declared (internal ones included, references kept)."""
+    return copy.deepcopy(SOURCE["$defs"][name])
 
 
 def _inline(node: Any) -> Any:
@@ -159,9 +192,11 @@ def union_members(one_of: object) -> tuple[str, ...] | None:
     return tuple(members)
 
 
-def _check_document(doc: Mapping[str, Any]) -> None:
-    """Fail at import if the document uses a construct this module cannot translate faithfully."""
+def _check_document(doc: Mapping[str, Any], *, exported: bool) -> None:
+    """Fail at import if the document uses a construct this module cannot translate faithfully,
+    or if the exported form still carries a declaration-only keyword."""
     problems: list[str] = []
+    defs = doc["$defs"]
 
     def walk(node: object, where: str) -> None:
         if isinstance(node, list):
@@ -174,11 +209,13 @@ def _check_document(doc: Mapping[str, Any]) -> None:
             problems.append(f"{where}: oneOf must be a union of single-member required lists")
         if "items" in node:
             items = node["items"]
-            target = DEFS[_def_name(items["$ref"])] if "$ref" in items else items
+            target = defs[_def_name(items["$ref"])] if "$ref" in items else items
             if target.get("type") != "object":
                 problems.append(f"{where}: list items must be objects (null items decode to {{}})")
         if LIST_MAP_KEYS in node and node.get("x-kubernetes-list-type") != "map":
             problems.append(f"{where}: {LIST_MAP_KEYS} needs x-kubernetes-list-type: map")
+        if exported and any(k.startswith("x-wasp-") for k in node):
+            problems.append(f"{where}: declaration-only keyword in the exported document")
         for k, v in node.items():
             walk(v, f"{where}/{k}")
 
@@ -193,4 +230,5 @@ def _check_document(doc: Mapping[str, Any]) -> None:
         raise ValueError(f"{_SCHEMA_FILE}: " + "; ".join(problems))
 
 
-_check_document(DOCUMENT)
+_check_document(SOURCE, exported=False)
+_check_document(DOCUMENT, exported=True)

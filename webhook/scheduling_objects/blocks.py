@@ -1,8 +1,7 @@
 """The building blocks that templates, PodGroups and CompositePodGroups share.
 
-Each ``validate_*`` takes the new value (``None`` = absent), the old value (``CREATE`` on
-create, ``None`` when the old object lacked it) and the path of the field, and returns the
-errors at the user's paths.
+Each ``validate_*`` takes the new value (``None`` = absent), the old value (``CREATE`` on create,
+``None`` when the old object lacked it) and the field's path; it returns the errors at user paths.
 """
 
 from __future__ import annotations
@@ -11,6 +10,7 @@ import typing as t
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from webhook.declarative import declaration
 from webhook.scheduling_objects.markers import (
     Ctx,
     Errors,
@@ -44,8 +44,8 @@ LABEL_KEY: t.Final = ("k8s-label-key", label_key)
 PATH_SEGMENT: t.Final = ("k8s-path-segment-name", path_segment_name)
 
 HIGHEST_USER_DEFINABLE_PRIORITY: t.Final = 1_000_000_000
-MAX_RESOURCE_CLAIMS: t.Final = 4
-MAX_TOPOLOGY_CONSTRAINTS: t.Final = 1
+MAX_RESOURCE_CLAIMS: t.Final = int(declaration("WorkloadPodGroupResourceClaims")["maxItems"])  # as v1alpha3
+MAX_TOPOLOGY_CONSTRAINTS: t.Final = int(declaration("TopologyConstraints")["maxItems"])  # as v1alpha3
 PREEMPTION_POLICIES: t.Final = ("Never", "PreemptLowerPriority")
 
 TOPOLOGY_GATE: t.Final = "TopologyAwareWorkloadScheduling"
