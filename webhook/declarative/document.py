@@ -13,16 +13,18 @@ from __future__ import annotations
 import copy
 import enum
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
 __all__ = [
+    "K8S_MARKERS",
     "LIST_MAP_KEYS",
     "BlockType",
     "Shape",
     "block_schema",
+    "declaration_only",
     "declaration",
     "levels",
     "schema_document",
@@ -62,10 +64,34 @@ def _load_document() -> dict[str, Any]:
 
 REF_PREFIX: Final = "#/$defs/"
 # A definition marked ``x-wasp-internal`` is a declaration shared by other definitions (one
-# place for a rule such as the topology limit): the exported document inlines it where it is
-# referenced and does not list it, so what wasp exports, the engines run and CRDs embed does
-# not depend on how the declarations are factored.
+# place for a rule such as the topology limit, and the v1beta1 structs): the exported document
+# inlines it where it is referenced and does not list it, so what wasp exports, the engines run
+# and CRDs embed does not depend on how the declarations are factored.
 INTERNAL: Final = "x-wasp-internal"
+# The ``+k8s:`` markers JSON Schema has no word for (docs/design.md §2.2), read by the
+# scheduling_objects interpreter only; the export drops them, the engines never see them.
+# keyword -> the check of its value.
+K8S_MARKERS: Final[Mapping[str, Callable[[object], bool]]] = {
+    # A Go value, not a pointer: its zero value ("", 0, the zero struct) is the absent value.
+    "x-k8s-value": lambda v: v is True,
+    "x-k8s-immutable": lambda v: v is True,
+    "x-k8s-no-set-no-unset": lambda v: v is True,
+    # ``+k8s:ifDisabled(gate)``: forbidden (=+k8s:forbidden) unless false; frozen false means the
+    # immutability marker is ``ifEnabled(gate)``. Also what the registry strategy drops.
+    "x-k8s-if-disabled": lambda v: (
+        isinstance(v, dict)
+        and isinstance(v.get("gate"), str)
+        and set(v) <= {"gate", "forbidden", "frozen"}
+        and all(isinstance(v.get(k, True), bool) for k in ("forbidden", "frozen"))
+    ),
+    # ``+default``: the value the apiserver fills in for an absent member.
+    "x-k8s-default": lambda v: v is not None,
+}
+
+
+def declaration_only(keyword: str) -> bool:
+    """A keyword of the declarations that no exported schema carries."""
+    return keyword == INTERNAL or keyword.startswith("x-k8s-")
 
 
 def _def_name(ref: str) -> str:
@@ -75,7 +101,8 @@ def _def_name(ref: str) -> str:
 
 
 def _export(source: dict[str, Any]) -> dict[str, Any]:
-    """The document as exported: internal definitions inlined at their references, then dropped."""
+    """The document as exported: internal definitions inlined at their references, then
+    dropped, and every declaration-only keyword removed."""
     defs = source["$defs"]
     internal = {name for name, definition in defs.items() if definition.get(INTERNAL) is True}
 
@@ -85,9 +112,12 @@ def _export(source: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(node, dict):
             return node
         if "$ref" in node and _def_name(node["$ref"]) in internal:
-            base = {k: v for k, v in inline(defs[_def_name(node["$ref"])]).items() if k != INTERNAL}
-            return {**base, **{k: inline(v) for k, v in node.items() if k != "$ref"}}
-        return {k: inline(v) for k, v in node.items()}
+            base = inline(defs[_def_name(node["$ref"])])
+            return {
+                **base,
+                **{k: inline(v) for k, v in node.items() if k != "$ref" and not declaration_only(k)},
+            }
+        return {k: inline(v) for k, v in node.items() if not declaration_only(k)}
 
     exported = {name: inline(definition) for name, definition in defs.items() if name not in internal}
     return {**copy.deepcopy(source), "$defs": exported}
@@ -214,8 +244,11 @@ def _check_document(doc: Mapping[str, Any], *, exported: bool) -> None:
                 problems.append(f"{where}: list items must be objects (null items decode to {{}})")
         if LIST_MAP_KEYS in node and node.get("x-kubernetes-list-type") != "map":
             problems.append(f"{where}: {LIST_MAP_KEYS} needs x-kubernetes-list-type: map")
-        if exported and any(k.startswith("x-wasp-") for k in node):
-            problems.append(f"{where}: declaration-only keyword in the exported document")
+        for k in node:
+            if exported and declaration_only(k):
+                problems.append(f"{where}: declaration-only keyword {k} in the exported document")
+            elif k.startswith("x-k8s-") and not ((check := K8S_MARKERS.get(k)) and check(node[k])):
+                problems.append(f"{where}: unknown marker keyword or bad value: {k}")
         for k, v in node.items():
             walk(v, f"{where}/{k}")
 
