@@ -26,6 +26,7 @@ __all__ = [
     "block_schema",
     "declaration_only",
     "declaration",
+    "declared_struct",
     "levels",
     "schema_document",
     "shape_of",
@@ -138,22 +139,29 @@ def declaration(name: str) -> dict[str, Any]:
     return copy.deepcopy(SOURCE["$defs"][name])
 
 
-def _inline(node: Any) -> Any:
-    """Copy ``node`` with every ``$ref`` replaced by the referenced definition.
+def _inline(node: Any, defs: Mapping[str, Any]) -> Any:
+    """Copy ``node`` with every ``$ref`` replaced by the referenced definition in ``defs``.
 
     Keywords next to a ``$ref`` (e.g. a field-specific ``description``) win over the
     definition's own.
     """
     if isinstance(node, list):
-        return [_inline(item) for item in node]
+        return [_inline(item, defs) for item in node]
     if not isinstance(node, dict):
         return node
     if "$ref" in node:
-        name = _def_name(node["$ref"])
-        base = _inline(DEFS[name])
-        siblings = {k: _inline(v) for k, v in node.items() if k != "$ref"}
+        base = _inline(defs[_def_name(node["$ref"])], defs)
+        siblings = {k: _inline(v, defs) for k, v in node.items() if k != "$ref"}
         return {**base, **siblings}
-    return {k: _inline(v) for k, v in node.items()}
+    return {k: _inline(v, defs) for k, v in node.items()}
+
+
+def declared_struct(name: str) -> dict[str, Any]:
+    """One definition as declared, references inlined and markers (``x-k8s-*``) kept: what
+    the scheduling_objects interpreter walks. A fresh copy."""
+    result = _inline(SOURCE["$defs"][name], SOURCE["$defs"])
+    assert isinstance(result, dict)
+    return result
 
 
 def block_schema(block: BlockType) -> dict[str, Any]:
@@ -163,7 +171,7 @@ def block_schema(block: BlockType) -> dict[str, Any]:
     apiextensions rejects ``additionalProperties`` next to ``properties``; a CRD generator
     must drop ``additionalProperties: false`` (CRDs prune unknown fields instead).
     """
-    result = _inline(DEFS[block.value])
+    result = _inline(DEFS[block.value], DEFS)
     assert isinstance(result, dict)
     return result
 
