@@ -67,10 +67,18 @@ def test_list_limit_is_declared_once(rule: str, is_rule: t.Callable[[dict[str, t
     assert len([n for n in _nodes(SOURCE) if is_rule(n)]) == 1, rule
 
 
-def test_scheduling_objects_read_the_declared_limits() -> None:
+def test_scheduling_objects_apply_the_declared_limits() -> None:
     from webhook.declarative import BlockType, block_schema
-    from webhook.scheduling_objects import blocks
+    from webhook.scheduling_objects.declared import STRUCTS
 
-    for block in (BlockType.CONSTRAINTS, BlockType.COMPOSITE_CONSTRAINTS):
-        assert block_schema(block)["properties"]["topology"]["maxItems"] == blocks.MAX_TOPOLOGY_CONSTRAINTS
-    assert block_schema(BlockType.RESOURCE_CLAIMS)["maxItems"] == blocks.MAX_RESOURCE_CLAIMS
+    for struct, block in [
+        ("PodGroupTemplate", BlockType.CONSTRAINTS),
+        ("PodGroupSpec", BlockType.CONSTRAINTS),
+        ("CompositePodGroupTemplate", BlockType.COMPOSITE_CONSTRAINTS),
+        ("CompositePodGroupSpec", BlockType.COMPOSITE_CONSTRAINTS),
+    ]:
+        topology = STRUCTS[struct]["properties"]["schedulingConstraints"]["properties"]["topology"]
+        assert topology["maxItems"] == block_schema(block)["properties"]["topology"]["maxItems"]
+    for struct in ("PodGroupTemplate", "PodGroupSpec"):
+        claims = STRUCTS[struct]["properties"]["resourceClaims"]
+        assert claims["maxItems"] == block_schema(BlockType.RESOURCE_CLAIMS)["maxItems"]

@@ -60,7 +60,13 @@ Decl = Mapping[str, t.Any]
 
 STRUCTS: t.Final[Mapping[str, Decl]] = {
     name: declared_struct(name)
-    for name in ("PodGroupTemplate", "CompositePodGroupTemplate", "PodGroupSpec", "CompositePodGroupSpec")
+    for name in (
+        "PodGroupTemplate",
+        "CompositePodGroupTemplate",
+        "PodGroupSpec",
+        "CompositePodGroupSpec",
+        "WorkloadReference",
+    )
 }
 
 
