@@ -243,3 +243,18 @@ def test_generated_manifests(
 ) -> None:
     obj, old, gates = case
     assert_parity(monkeypatch, obj, old, gates)
+
+
+@pytest.mark.parametrize(
+    "decl",
+    [
+        pytest.param({"type": "number"}, id="a type the interpreter has no rule for"),
+        pytest.param(
+            {"type": "object", "properties": {"x": {"format": "int32"}}}, id="a member without a type"
+        ),
+        pytest.param({"type": "array", "items": {"type": "boolean"}}, id="list items of an unknown type"),
+    ],
+)
+def test_a_declaration_the_interpreter_cannot_apply_is_refused(decl: dict[str, t.Any]) -> None:
+    with pytest.raises(ValueError, match="no rule for type"):
+        declared._check_types(decl, "Struct")

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from webhook.declarative.document import BlockType as BlockType
 from webhook.declarative.document import block_schema as block_schema
-from webhook.declarative.document import declaration as declaration
 from webhook.declarative.document import declared_struct as declared_struct
 from webhook.declarative.document import schema_document as schema_document
 from webhook.declarative.engines import compiled_schema as compiled_schema

@@ -25,7 +25,6 @@ __all__ = [
     "Shape",
     "block_schema",
     "declaration_only",
-    "declaration",
     "declared_struct",
     "levels",
     "schema_document",
@@ -132,11 +131,6 @@ DEFS: Final[dict[str, Any]] = DOCUMENT["$defs"]
 def schema_document() -> dict[str, Any]:
     """A deep copy of the building-block JSON Schema document."""
     return copy.deepcopy(DOCUMENT)
-
-
-def declaration(name: str) -> dict[str, Any]:
-    """A copy of one ``$defs`` entry as declared (internal ones included, references kept)."""
-    return copy.deepcopy(SOURCE["$defs"][name])
 
 
 def _inline(node: Any, defs: Mapping[str, Any]) -> Any:
