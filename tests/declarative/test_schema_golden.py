@@ -82,3 +82,18 @@ def test_scheduling_objects_apply_the_declared_limits() -> None:
     for struct in ("PodGroupTemplate", "PodGroupSpec"):
         claims = STRUCTS[struct]["properties"]["resourceClaims"]
         assert claims["maxItems"] == block_schema(BlockType.RESOURCE_CLAIMS)["maxItems"]
+
+
+def test_one_edit_changes_the_topology_limit_everywhere() -> None:
+    """Raising TopologyConstraints.maxItems in the source is seen by both embedded blocks (what
+    the engines run and wasp schema exports) and by every v1beta1 struct the interpreter walks."""
+    from webhook.declarative import document
+
+    source = json.loads(json.dumps(document.SOURCE))
+    source["$defs"]["TopologyConstraints"]["maxItems"] = 3
+    exported = document._export(source)["$defs"]
+    for block in ("WorkloadPodGroupSchedulingConstraints", "WorkloadCompositePodGroupSchedulingConstraints"):
+        assert exported[block]["properties"]["topology"]["maxItems"] == 3
+    for struct in ("PodGroupTemplate", "CompositePodGroupTemplate", "PodGroupSpec", "CompositePodGroupSpec"):
+        declared = document._inline(source["$defs"][struct], source["$defs"])
+        assert declared["properties"]["schedulingConstraints"]["properties"]["topology"]["maxItems"] == 3
