@@ -123,18 +123,6 @@ COMPOSITE_OBJECT: t.Final = GroupShape(
 # --- references -------------------------------------------------------------------------------
 
 
-def validate_controller_ref(value: object, old: Old, path: FieldPath) -> Errors:
-    """``TypedLocalObjectReference``: kind and name required path segments, apiGroup optional."""
-    obj, errs = as_object(value, path)
-    if obj is None:
-        return errs
-    return (
-        string_field(obj, old, "apiGroup", path, fmt=LONG_NAME)
-        + string_field(obj, old, "kind", path, required_=True, fmt=PATH_SEGMENT)
-        + string_field(obj, old, "name", path, required_=True, fmt=PATH_SEGMENT)
-    )
-
-
 def validate_workload_ref(value: object, old: Old, path: FieldPath) -> Errors:
     """``WorkloadReference``: workloadName (DNS subdomain) and templateName (DNS label)."""
     obj, errs = as_object(value, path)
