@@ -17,10 +17,12 @@ import typing as t
 import pytest
 
 from webhook.declarative import BlockType, validate_block
-from webhook.scheduling_objects.blocks import validate_metadata, validate_workload_ref
-from webhook.scheduling_objects.markers import CREATE
+from webhook.scheduling_objects.blocks import validate_metadata
+from webhook.scheduling_objects.declared import validate_struct
+from webhook.scheduling_objects.markers import CREATE, Ctx
 from webhook.vocab.field import FieldError, FieldPath
 from webhook.vocab.formats import FORMAT_CHECKERS, Wording, dns_label, dns_subdomain, label_key
+from webhook.vocab.gates import DEFAULT_GATES
 
 BASE = FieldPath.parse("spec.scheduling")
 INV = "FieldValueInvalid"
@@ -127,7 +129,9 @@ def _claim_name(value: str) -> list[FieldError]:
 
 
 def _template_name(value: str) -> list[FieldError]:
-    return validate_workload_ref({"workloadName": "w", "templateName": value}, CREATE, BASE)
+    return validate_struct(
+        "WorkloadReference", {"workloadName": "w", "templateName": value}, CREATE, BASE, Ctx(DEFAULT_GATES)
+    )
 
 
 def _metadata_name(value: str) -> list[FieldError]:

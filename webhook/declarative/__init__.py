@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from webhook.declarative.document import BlockType as BlockType
 from webhook.declarative.document import block_schema as block_schema
+from webhook.declarative.document import declared_struct as declared_struct
 from webhook.declarative.document import schema_document as schema_document
 from webhook.declarative.engines import compiled_schema as compiled_schema
 from webhook.declarative.engines import fast_validator as fast_validator

@@ -13,16 +13,19 @@ from __future__ import annotations
 import copy
 import enum
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
 __all__ = [
+    "K8S_MARKERS",
     "LIST_MAP_KEYS",
     "BlockType",
     "Shape",
     "block_schema",
+    "declaration_only",
+    "declared_struct",
     "levels",
     "schema_document",
     "shape_of",
@@ -59,14 +62,36 @@ def _load_document() -> dict[str, Any]:
     return doc
 
 
-DOCUMENT: Final[dict[str, Any]] = _load_document()
-DEFS: Final[dict[str, Any]] = DOCUMENT["$defs"]
 REF_PREFIX: Final = "#/$defs/"
+# A definition marked ``x-wasp-internal`` is a declaration shared by other definitions (one
+# place for a rule such as the topology limit, and the v1beta1 structs): the exported document
+# inlines it where it is referenced and does not list it, so what wasp exports, the engines run
+# and CRDs embed does not depend on how the declarations are factored.
+INTERNAL: Final = "x-wasp-internal"
+# The ``+k8s:`` markers JSON Schema has no word for (docs/design.md §2.2), read by the
+# scheduling_objects interpreter only; the export drops them, the engines never see them.
+# keyword -> the check of its value.
+K8S_MARKERS: Final[Mapping[str, Callable[[object], bool]]] = {
+    # A Go value, not a pointer: its zero value ("", 0, the zero struct) is the absent value.
+    "x-k8s-value": lambda v: v is True,
+    "x-k8s-immutable": lambda v: v is True,
+    "x-k8s-no-set-no-unset": lambda v: v is True,
+    # ``+k8s:ifDisabled(gate)``: forbidden (=+k8s:forbidden) unless false; frozen false means the
+    # immutability marker is ``ifEnabled(gate)``. Also what the registry strategy drops.
+    "x-k8s-if-disabled": lambda v: (
+        isinstance(v, dict)
+        and isinstance(v.get("gate"), str)
+        and set(v) <= {"gate", "forbidden", "frozen"}
+        and all(isinstance(v.get(k, True), bool) for k in ("forbidden", "frozen"))
+    ),
+    # ``+default``: the value the apiserver fills in for an absent member.
+    "x-k8s-default": lambda v: v is not None,
+}
 
 
-def schema_document() -> dict[str, Any]:
-    """A deep copy of the building-block JSON Schema document."""
-    return copy.deepcopy(DOCUMENT)
+def declaration_only(keyword: str) -> bool:
+    """A keyword of the declarations that no exported schema carries."""
+    return keyword == INTERNAL or keyword.startswith("x-k8s-")
 
 
 def _def_name(ref: str) -> str:
@@ -75,22 +100,62 @@ def _def_name(ref: str) -> str:
     return ref[len(REF_PREFIX) :]
 
 
-def _inline(node: Any) -> Any:
-    """Copy ``node`` with every ``$ref`` replaced by the referenced definition.
+def _export(source: dict[str, Any]) -> dict[str, Any]:
+    """The document as exported: internal definitions inlined at their references, then
+    dropped, and every declaration-only keyword removed."""
+    defs = source["$defs"]
+    internal = {name for name, definition in defs.items() if definition.get(INTERNAL) is True}
+
+    def inline(node: Any) -> Any:
+        if isinstance(node, list):
+            return [inline(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        if "$ref" in node and _def_name(node["$ref"]) in internal:
+            base = inline(defs[_def_name(node["$ref"])])
+            return {
+                **base,
+                **{k: inline(v) for k, v in node.items() if k != "$ref" and not declaration_only(k)},
+            }
+        return {k: inline(v) for k, v in node.items() if not declaration_only(k)}
+
+    exported = {name: inline(definition) for name, definition in defs.items() if name not in internal}
+    return {**copy.deepcopy(source), "$defs": exported}
+
+
+SOURCE: Final[dict[str, Any]] = _load_document()
+DOCUMENT: Final[dict[str, Any]] = _export(SOURCE)
+DEFS: Final[dict[str, Any]] = DOCUMENT["$defs"]
+
+
+def schema_document() -> dict[str, Any]:
+    """A deep copy of the building-block JSON Schema document."""
+    return copy.deepcopy(DOCUMENT)
+
+
+def _inline(node: Any, defs: Mapping[str, Any]) -> Any:
+    """Copy ``node`` with every ``$ref`` replaced by the referenced definition in ``defs``.
 
     Keywords next to a ``$ref`` (e.g. a field-specific ``description``) win over the
     definition's own.
     """
     if isinstance(node, list):
-        return [_inline(item) for item in node]
+        return [_inline(item, defs) for item in node]
     if not isinstance(node, dict):
         return node
     if "$ref" in node:
-        name = _def_name(node["$ref"])
-        base = _inline(DEFS[name])
-        siblings = {k: _inline(v) for k, v in node.items() if k != "$ref"}
+        base = _inline(defs[_def_name(node["$ref"])], defs)
+        siblings = {k: _inline(v, defs) for k, v in node.items() if k != "$ref"}
         return {**base, **siblings}
-    return {k: _inline(v) for k, v in node.items()}
+    return {k: _inline(v, defs) for k, v in node.items()}
+
+
+def declared_struct(name: str) -> dict[str, Any]:
+    """One definition as declared, references inlined and markers (``x-k8s-*``) kept: what
+    the scheduling_objects interpreter walks. A fresh copy."""
+    result = _inline(SOURCE["$defs"][name], SOURCE["$defs"])
+    assert isinstance(result, dict)
+    return result
 
 
 def block_schema(block: BlockType) -> dict[str, Any]:
@@ -100,7 +165,7 @@ def block_schema(block: BlockType) -> dict[str, Any]:
     apiextensions rejects ``additionalProperties`` next to ``properties``; a CRD generator
     must drop ``additionalProperties: false`` (CRDs prune unknown fields instead).
     """
-    result = _inline(DEFS[block.value])
+    result = _inline(DEFS[block.value], DEFS)
     assert isinstance(result, dict)
     return result
 
@@ -159,9 +224,11 @@ def union_members(one_of: object) -> tuple[str, ...] | None:
     return tuple(members)
 
 
-def _check_document(doc: Mapping[str, Any]) -> None:
-    """Fail at import if the document uses a construct this module cannot translate faithfully."""
+def _check_document(doc: Mapping[str, Any], *, exported: bool) -> None:
+    """Fail at import if the document uses a construct this module cannot translate faithfully,
+    or if the exported form still carries a declaration-only keyword."""
     problems: list[str] = []
+    defs = doc["$defs"]
 
     def walk(node: object, where: str) -> None:
         if isinstance(node, list):
@@ -174,11 +241,16 @@ def _check_document(doc: Mapping[str, Any]) -> None:
             problems.append(f"{where}: oneOf must be a union of single-member required lists")
         if "items" in node:
             items = node["items"]
-            target = DEFS[_def_name(items["$ref"])] if "$ref" in items else items
+            target = defs[_def_name(items["$ref"])] if "$ref" in items else items
             if target.get("type") != "object":
                 problems.append(f"{where}: list items must be objects (null items decode to {{}})")
         if LIST_MAP_KEYS in node and node.get("x-kubernetes-list-type") != "map":
             problems.append(f"{where}: {LIST_MAP_KEYS} needs x-kubernetes-list-type: map")
+        for k in node:
+            if exported and declaration_only(k):
+                problems.append(f"{where}: declaration-only keyword {k} in the exported document")
+            elif k.startswith("x-k8s-") and not ((check := K8S_MARKERS.get(k)) and check(node[k])):
+                problems.append(f"{where}: unknown marker keyword or bad value: {k}")
         for k, v in node.items():
             walk(v, f"{where}/{k}")
 
@@ -193,4 +265,5 @@ def _check_document(doc: Mapping[str, Any]) -> None:
         raise ValueError(f"{_SCHEMA_FILE}: " + "; ".join(problems))
 
 
-_check_document(DOCUMENT)
+_check_document(SOURCE, exported=False)
+_check_document(DOCUMENT, exported=True)

@@ -5,7 +5,8 @@ only takes a subset of JSON Schema there, so :func:`to_structural` rewrites the 
 schema (``webhook.declarative.schema``) into that subset:
 
 * ``$ref`` is inlined (keywords beside a ``$ref`` win); ``$schema``, ``$id``, ``$defs`` and
-  ``$comment`` are dropped.
+  ``$comment`` are dropped, and so are the declaration-only keywords (``x-k8s-*`` markers,
+  ``x-wasp-internal``) should a schema still carry them.
 * ``additionalProperties: false`` is dropped: a structural schema may not set it next to
   ``properties``, and pruning already removes unknown fields. Empty ``properties`` go too
   (a marker object such as ``basic: {}`` is then just ``type: object``).
@@ -20,6 +21,8 @@ from __future__ import annotations
 
 import copy
 import typing as t
+
+from webhook.declarative.document import declaration_only
 
 __all__ = ["CRD_FORMATS", "K8S_FORMAT_RULES", "to_structural"]
 
@@ -110,8 +113,8 @@ def _convert(node: t.Mapping[str, t.Any], defs: t.Mapping[str, t.Any], depth: in
     out: Schema = {}
     rules: list[dict[str, str]] = []
     for key, value in node.items():
-        if key in _DROPPED:
-            continue
+        if key in _DROPPED or declaration_only(key):
+            continue  # declaration-only keywords (x-k8s-* markers) are not CRD schema
         if key == "additionalProperties":
             if isinstance(value, t.Mapping):
                 out[key] = _convert(value, defs, depth + 1)

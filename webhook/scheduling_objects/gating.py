@@ -11,26 +11,21 @@ from __future__ import annotations
 import typing as t
 from collections.abc import Mapping
 
-from webhook.scheduling_objects.blocks import (
-    COMPOSITE_GATE,
-    COMPOSITE_OBJECT,
-    COMPOSITE_TEMPLATE,
-    LEAF_TEMPLATE,
-    POD_GROUP,
-)
+from webhook.scheduling_objects.blocks import COMPOSITE_GATE
+from webhook.scheduling_objects.declared import gated_fields
 from webhook.scheduling_objects.markers import CREATE, MAX_WALK_DEPTH, Ctx, Old, is_update
 from webhook.vocab.equality import is_absent
 from webhook.vocab.field import FieldPath
 from webhook.vocab.gates import FeatureGates
 
-# (gate, field) pairs per struct kind, read off the shapes so that the fields dropped here
-# are exactly the fields whose gate markers the validators apply.
-LEAF_GATED: t.Final = LEAF_TEMPLATE.gated_pairs()
-COMPOSITE_TEMPLATE_GATED: t.Final = COMPOSITE_TEMPLATE.gated_pairs()
-POD_GROUP_GATED: t.Final = POD_GROUP.gated_pairs()
-COMPOSITE_POD_GROUP_GATED: t.Final = COMPOSITE_OBJECT.gated_pairs()
+# (gate, field) pairs per struct, read off the declarations (``x-k8s-if-disabled``), so that
+# the fields dropped here are exactly the fields whose gate markers the validators apply.
+LEAF_GATED: t.Final = gated_fields("PodGroupTemplate")
+COMPOSITE_TEMPLATE_GATED: t.Final = gated_fields("CompositePodGroupTemplate")
+POD_GROUP_GATED: t.Final = gated_fields("PodGroupSpec")
+COMPOSITE_POD_GROUP_GATED: t.Final = gated_fields("CompositePodGroupSpec")
 WORKLOAD_SPEC_GATED: t.Final = ((COMPOSITE_GATE, "compositePodGroupTemplates"),)
-_TEMPLATE_SHAPES: t.Final = (("leaf", LEAF_TEMPLATE), ("composite", COMPOSITE_TEMPLATE))
+_TEMPLATE_GATED: t.Final = (("leaf", LEAF_GATED), ("composite", COMPOSITE_TEMPLATE_GATED))
 
 
 def _warning(path: FieldPath, gate: str) -> str:
@@ -95,7 +90,7 @@ def drop_workload(spec: Mapping[str, t.Any], old_spec: Old, path: FieldPath, ctx
         if key == "compositePodGroupTemplates":
             return is_update(old_spec) and isinstance(old_spec, Mapping) and _present(old_spec.get(key))
         # Only templates whose kind gates the field count: composite constraints are ungated.
-        kinds = {kind for kind, shape in _TEMPLATE_SHAPES if shape.gate_of(key) is not None}
+        kinds = {kind for kind, pairs in _TEMPLATE_GATED if any(name == key for _, name in pairs)}
         return any(_present(tpl.get(key)) for kind, tpl in old_templates if kind in kinds)
 
     all_pairs = (*WORKLOAD_SPEC_GATED, *LEAF_GATED)

@@ -1,108 +1,61 @@
 """``PodGroup`` (docs/design.md §5.3) and ``CompositePodGroup`` (docs/design.md §5.4) specs.
 
-Their hand-written validation checks metadata only (docs/design.md §5.3, §5.4); every spec rule here is a
-declarative marker.
+Their hand-written validation checks metadata only (docs/design.md §5.3, §5.4); every spec rule is a
+declarative marker, declared in the building-block document and applied by ``declared``.
 """
 
 from __future__ import annotations
 
-import typing as t
+import copy
 from collections.abc import Mapping
 
-from webhook.scheduling_objects.blocks import (
-    COMPOSITE_OBJECT,
-    LONG_NAME,
-    POD_GROUP,
-    GroupShape,
-    frozen_field,
-    validate_group_fields,
-    validate_workload_ref,
-)
+from webhook.scheduling_objects.declared import STRUCTS, gated_fields, validate_struct
 from webhook.scheduling_objects.gating import drop_flat
-from webhook.scheduling_objects.markers import (
-    Ctx,
-    Errors,
-    Old,
-    as_object,
-    immutable,
-    is_update,
-    old_child,
-    string_value,
-    unchanged,
-)
-from webhook.vocab.field import FieldPath, required
+from webhook.scheduling_objects.markers import Ctx, Errors, Old, as_object, is_update, unchanged
+from webhook.vocab.field import FieldPath
 
 
 def validate_pod_group_spec(spec_value: object, old_spec: Old, ctx: Ctx) -> Errors:
     """``spec`` of a PodGroup."""
-    return _validate_spec(spec_value, old_spec, ctx, POD_GROUP, workload_ref_required=False)
+    return _validate_spec(spec_value, old_spec, ctx, "PodGroupSpec")
 
 
 def validate_composite_pod_group_spec(spec_value: object, old_spec: Old, ctx: Ctx) -> Errors:
     """``spec`` of a CompositePodGroup: workloadRef required, the whole policy immutable."""
-    return _validate_spec(spec_value, old_spec, ctx, COMPOSITE_OBJECT, workload_ref_required=True)
+    return _validate_spec(spec_value, old_spec, ctx, "CompositePodGroupSpec")
 
 
-def with_defaults(spec: object) -> object:
+def with_defaults(spec: object, struct: str) -> object:
     """The spec as the apiserver decodes it: a missing spec is the zero struct, and a missing
-    ``disruptionMode`` is ``{"single": {}}`` (``+default``). The apiserver defaults the
-    stored object too when it decodes it for an UPDATE (docs/decisions.md E3), so both sides go through
-    here. The caller's mapping is copied, never changed."""
+    member with a declared default (``x-k8s-default``: ``disruptionMode`` is ``{"single": {}}``)
+    gets it. The apiserver defaults the stored object too when it decodes it for an UPDATE
+    (docs/decisions.md E3), so both sides go through here. The caller's mapping is copied,
+    never changed."""
     if spec is None:
         spec = {}
-    if not isinstance(spec, Mapping) or spec.get("disruptionMode") is not None:
+    if not isinstance(spec, Mapping):
         return spec
-    return {**spec, "disruptionMode": {"single": {}}}
+    defaults = {
+        key: decl["x-k8s-default"]
+        for key, decl in STRUCTS[struct]["properties"].items()
+        if "x-k8s-default" in decl and spec.get(key) is None
+    }
+    return {**spec, **copy.deepcopy(defaults)} if defaults else spec
 
 
-def _validate_spec(
-    spec_value: object,
-    old_spec: Old,
-    ctx: Ctx,
-    shape: GroupShape,
-    *,
-    workload_ref_required: bool,
-) -> Errors:
+def _validate_spec(spec_value: object, old_spec: Old, ctx: Ctx, struct: str) -> Errors:
     path = FieldPath.of("spec")
-    spec_value = with_defaults(spec_value)
-    old_spec = with_defaults(old_spec) if is_update(old_spec) else old_spec
+    spec_value = with_defaults(spec_value, struct)
+    old_spec = with_defaults(old_spec, struct) if is_update(old_spec) else old_spec
     if unchanged(spec_value, old_spec):
         return []
     spec, errs = as_object(spec_value, path)
     if spec is None:
         return errs
-    spec = drop_flat(spec, old_spec, path, shape.gated_pairs(), ctx)
-    errs = _validate_parent_name(spec, old_spec, path, ctx, shape)
-    errs += _validate_workload_ref_field(spec, old_spec, path, required_=workload_ref_required)
-    return errs + validate_group_fields(spec, old_spec, path, shape, ctx)
-
-
-def _validate_parent_name(
-    spec: Mapping[str, t.Any], old_spec: Old, path: FieldPath, ctx: Ctx, shape: GroupShape
-) -> Errors:
-    """``parentCompositePodGroupName``: an immutable ``*string`` DNS subdomain. Its "requires
-    workloadRef" rule is alpha-only and not enforced (docs/decisions.md §13)."""
-    key = "parentCompositePodGroupName"
-    return frozen_field(spec, old_spec, key, path, ctx, _check_parent_name, shape.gate_of(key))
-
-
-def _check_parent_name(new: object, _old: Old, path: FieldPath) -> Errors:
-    return string_value(new, path, pointer=True, fmt=LONG_NAME)
-
-
-def _validate_workload_ref_field(
-    spec: Mapping[str, t.Any], old_spec: Old, path: FieldPath, *, required_: bool
-) -> Errors:
-    p, new, old = path.child("workloadRef"), spec.get("workloadRef"), old_child(old_spec, "workloadRef")
-    if unchanged(new, old):
-        return []
-    # Both markers short-circuit (docs/design.md §2.4): either failing skips the reference's rules.
-    stops = immutable(p, new, old)
-    if new is None and required_:
-        stops.append(required(p, origin="required"))
-    if stops or new is None:
-        return stops
-    return validate_workload_ref(new, old, p)
+    spec = drop_flat(spec, old_spec, path, gated_fields(struct), ctx)
+    # parentCompositePodGroupName's "requires workloadRef" rule is alpha-only and not enforced
+    # (docs/decisions.md §13).
+    return validate_struct(struct, spec, old_spec, path, ctx)
 
 
 def priority_plugin_warning(spec: object, old_spec: Old) -> list[str]:

@@ -5,15 +5,8 @@ from __future__ import annotations
 import typing as t
 from collections.abc import Mapping
 
-from webhook.scheduling_objects.blocks import (
-    COMPOSITE_GATE,
-    COMPOSITE_TEMPLATE,
-    LEAF_TEMPLATE,
-    SHORT_NAME,
-    GroupShape,
-    validate_controller_ref,
-    validate_group_fields,
-)
+from webhook.scheduling_objects.blocks import COMPOSITE_GATE, validate_controller_ref
+from webhook.scheduling_objects.declared import validate_struct
 from webhook.scheduling_objects.gating import drop_workload
 from webhook.scheduling_objects.markers import (
     MAX_WALK_DEPTH,
@@ -31,7 +24,6 @@ from webhook.scheduling_objects.markers import (
     old_child,
     old_item,
     old_items_by_name,
-    string_field,
     unchanged,
     union,
     unique_names,
@@ -109,15 +101,12 @@ def validate_template_list(
     old_by_name = old_items_by_name(old) if is_update(old) else {}
     for i, item in enumerate(items):
         old = old_item(old_by_name, item)
-        if key == "podGroupTemplates":
-            errs += _validate_template(item, old, p.index(i), LEAF_TEMPLATE, ctx, depth)
-        else:
-            errs += _validate_template(item, old, p.index(i), COMPOSITE_TEMPLATE, ctx, depth)
+        errs += _validate_template(item, old, p.index(i), key, ctx, depth)
     return errs
 
 
 def _validate_template(
-    value: object, old: Old, path: FieldPath, shape: GroupShape, ctx: Ctx, depth: int
+    value: object, old: Old, path: FieldPath, list_key: str, ctx: Ctx, depth: int
 ) -> Errors:
     if unchanged(value, old):
         return []
@@ -125,9 +114,10 @@ def _validate_template(
     if errs:
         return errs
     obj = obj or {}  # a null item decodes to the zero template
-    errs = string_field(obj, old, "name", path, required_=True, fmt=SHORT_NAME)
-    errs += validate_group_fields(obj, old, path, shape, ctx)
-    if shape is COMPOSITE_TEMPLATE and depth < MAX_WALK_DEPTH:
+    if list_key == "podGroupTemplates":
+        return validate_struct("PodGroupTemplate", obj, old, path, ctx)
+    errs = validate_struct("CompositePodGroupTemplate", obj, old, path, ctx)
+    if depth < MAX_WALK_DEPTH:
         for key in _LISTS:
             errs += validate_template_list(obj, old, key, path, ctx, depth + 1)
     return errs
