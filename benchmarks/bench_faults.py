@@ -48,7 +48,7 @@ from faults import LatencyProbe, Pressure, ReviewClient  # noqa: E402
 
 MiB: t.Final = 1 << 20
 # docs/operations-hardening.md, "Memory": what one worker is sized for at the defaults.
-DOCUMENTED_MIB: t.Final = 400
+DOCUMENTED_MIB: t.Final = 120 + 64 + 400  # at --max-buffered-mib 64
 
 
 class RssSampler:

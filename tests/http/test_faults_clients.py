@@ -106,11 +106,15 @@ def test_hundreds_of_idle_and_slow_connections_at_once_leave_reviews_fast(
 # ---------------------------------------------------------------- hostile bytes on the wire
 
 HEAD: t.Final = b"POST /validate HTTP/1.1\r\nHost: wasp\r\nContent-Type: application/json\r\n"
+_REVIEW: t.Final = job_body("chunked")
+CHUNKED_REVIEW: t.Final = b"%x\r\n%s\r\n0\r\n\r\n" % (len(_REVIEW), _REVIEW)
 RAW: t.Final[list[tuple[bytes, int]]] = [
     (HEAD + b"Transfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n", 400),
     (HEAD + b"Transfer-Encoding: chunked\r\n\r\n3\r\nabcXX0\r\n\r\n", 400),
     (HEAD + b"Transfer-Encoding: chunked\r\n\r\n" + b"1" * 5000 + b"\r\n", 408),
     (HEAD + b"Transfer-Encoding: gzip\r\n\r\n", 400),
+    (HEAD + b"Transfer-Encoding: gzip, chunked\r\n\r\n" + CHUNKED_REVIEW, 400),
+    (b"POST /validate HTTP/1.1\nHost: wasp\nContent-Type: application/json\nContent-Length: 2\n\n{}", 400),
     (HEAD + b"Transfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\nabc", 400),
     (HEAD + b"Content-Length: 3\r\nContent-Length: 4\r\n\r\nabcd", 400),
     (HEAD + b"Content-Length: x\r\n\r\n", 400),
@@ -127,6 +131,8 @@ RAW_IDS: t.Final = [
     "a chunk without its CRLF is a 400 AdmissionReview",
     "an absurd chunk size waits for its data: a 408 AdmissionReview at the body deadline",
     "a transfer coding other than chunked is a 400 AdmissionReview",
+    "chunked after another coding is a 400 AdmissionReview, not read as plain chunked",
+    "a head with bare-LF line endings is a 400 AdmissionReview at once",
     "chunked together with Content-Length is a 400 AdmissionReview",
     "conflicting Content-Length headers are a 400 AdmissionReview",
     "a Content-Length that is not a number is a 400 AdmissionReview",
