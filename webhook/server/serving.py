@@ -106,6 +106,9 @@ class WaspServer(BaseApplication):  # type: ignore[misc]  # gunicorn ships no ty
     def load_config(self) -> None:
         s = self.settings
         _SHARED[0] = _SHARED[1] = 0
+        # wasp's JSON lines carry no thread or process names: logging need not gather them
+        # for every record (the documented switches of the logging HOWTO's "Optimization").
+        logging.logThreads = logging.logProcesses = logging.logMultiprocessing = False
         state = state_of(self.application)
         socket_class = DeadlineSocket.bound(self.limits())
         running = _Running()
