@@ -14,7 +14,6 @@ import os
 import time
 import typing as t
 from dataclasses import dataclass
-from types import MappingProxyType
 
 import orjson
 from flask import Flask, Response, request
@@ -23,7 +22,7 @@ from werkzeug.exceptions import HTTPException
 from webhook.admission.echo import cut
 from webhook.admission.handler import Answer, handle_mutate, handle_validate, internal_error
 from webhook.admission.response import errored, review
-from webhook.admission.review import OPERATIONS, MalformedReview, Request, parse_review
+from webhook.admission.review import MalformedReview, Request, parse_review
 from webhook.policy import PolicySet
 from webhook.scheduling_objects import VALIDATORS
 from webhook.server import metrics
@@ -50,10 +49,9 @@ class WaspState:
     settings: Settings
     policies: PolicySet
     reloader: CertReloader
-    # Metric label values for ``kind``, each mapped to itself: anything else is "other", so a
-    # client sending made-up kinds cannot grow the time-series count without bound. The label
-    # is this map's own string, so pending observations hold no string of a request's.
-    kind_labels: t.Mapping[str, str]
+    # Metric label values for ``kind``: anything else is "other", so a client sending made-up
+    # kinds cannot grow the time-series count without bound.
+    kind_labels: frozenset[str]
     # The identity watch of membership policies (webhook.server.identities), else None.
     identities: IdentityWatch | None = None
 
@@ -99,9 +97,7 @@ def create_app(
     if reloader.current is not None:
         metrics.CERT_EXPIRY.set(reloader.current.not_after.timestamp())
     kinds = {p.kind for p in policies.policies} | {kind for _, kind in VALIDATORS} | {"Pod"}
-    state = WaspState(
-        settings, policies, reloader, MappingProxyType({kind: kind for kind in kinds}), identities
-    )
+    state = WaspState(settings, policies, reloader, frozenset(kinds), identities)
     RECEIVING.capacity = settings.max_buffered_mib << 20
 
     app = Flask("webhook")
@@ -226,8 +222,8 @@ def _identity(endpoint: str, parsed: Request | None) -> dict[str, object]:
 def _record(state: WaspState, endpoint: str, parsed: Request | None, answer: Answer, elapsed: float) -> None:
     kind = operation = ""
     if parsed is not None:
-        kind = state.kind_labels.get(parsed.kind["kind"], "other")
-        operation = _OPERATION_LABELS[parsed.operation]
+        kind = parsed.kind["kind"] if parsed.kind["kind"] in state.kind_labels else "other"
+        operation = parsed.operation  # parse_review admits only the four operations
     metrics.observe_review(endpoint, kind, operation, answer.outcome, elapsed)
     code = error = None
     uid = answer.response["uid"]
@@ -252,7 +248,3 @@ def _record(state: WaspState, endpoint: str, parsed: Request | None, answer: Ans
         causes=answer.causes or None,
     )
     log.info("review", extra={"fields": entry.fields()})
-
-
-# parse_review admits only these operations; the label is this map's own string.
-_OPERATION_LABELS: t.Final = MappingProxyType({op: op for op in OPERATIONS})
