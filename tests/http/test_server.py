@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import http.client
 import signal
@@ -10,6 +11,8 @@ import ssl
 import subprocess
 import time
 import typing as t
+import urllib.error
+import urllib.request
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -36,6 +39,7 @@ from golden import GoldenCase, discover_cases, error_keys
 
 from webhook import certs
 from webhook.policy import PolicySet
+from webhook.server import serving
 from webhook.server.app import create_app
 from webhook.server.serving import WaspServer
 from webhook.server.settings import Settings
@@ -421,6 +425,36 @@ def test_workers_are_forked_with_what_the_arbiter_loaded_frozen(
         assert gc.get_freeze_count() > 10_000
     finally:
         gc.unfreeze()
+
+
+def test_readiness_is_a_started_worker_and_a_listening_port_without_any_tls(
+    settings: Settings, policies: PolicySet, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The arbiter answers /readyz and forks workers: no handshake of its own (OpenSSL's locks
+    # held across a fork hung workers), and a busy worker that still accepts stays ready.
+    port, metrics_port = free_ports(2)
+    settings = dataclasses.replace(settings, bind_address="127.0.0.1", port=port, metrics_port=metrics_port)
+    server = WaspServer(settings, create_app(settings, policies=policies))
+
+    def no_tls(*args: object, **kwargs: object) -> t.NoReturn:
+        raise AssertionError("readiness must not handshake")
+
+    monkeypatch.setattr(ssl.SSLContext, "wrap_socket", no_tls)
+    server.cfg.when_ready(None)
+    url = f"http://127.0.0.1:{metrics_port}/readyz"
+    try:
+        with pytest.raises(urllib.error.HTTPError) as unready:
+            urllib.request.urlopen(url, timeout=5)
+        assert unready.value.code == 503
+        assert b"no worker has started" in unready.value.read()
+        serving._SHARED[1] = 1
+        with socket.create_server(("127.0.0.1", port)):  # a worker listens, however busy
+            with urllib.request.urlopen(url, timeout=5) as resp:
+                assert resp.status == 200
+    finally:
+        serving._SHARED[1] = 0
+        assert server.probes is not None
+        server.probes.stop()
 
 
 @pytest.mark.parametrize("which", ["--port", "--metrics-port"])

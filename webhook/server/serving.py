@@ -32,10 +32,12 @@ import logging
 import mmap
 import threading
 import typing as t
+from datetime import UTC, datetime
 
 from gunicorn.app.base import BaseApplication
 from gunicorn.glogging import Logger
 
+from webhook import certs
 from webhook.server import edge, metrics
 from webhook.server.app import state_of
 from webhook.server.edge import DeadlineSocket, EdgeLimits, EdgeWorker, edge_app
@@ -122,13 +124,20 @@ class WaspServer(BaseApplication):  # type: ignore[misc]  # gunicorn ships no ty
 
         def when_ready(arbiter: t.Any) -> None:
             def readiness() -> list[str]:
-                # No TLS here: the arbiter forks workers, and a fork in the middle of OpenSSL
+                # No OpenSSL here: the arbiter forks workers, and a fork in the middle of OpenSSL
                 # work leaves the child with its locks held. A connect says a worker listens;
                 # a slow or busy worker still accepts, so overload never reads as unready.
-                with contextlib.suppress(RuntimeError):
-                    state.reloader.context()  # rereads the pair only when its files changed
                 started = [] if _SHARED[1] else ["no worker has started serving yet"]
-                return [*listening_problems(s.probe_host, s.port), *started, *state.reloader.problems()]
+                return [*listening_problems(s.probe_host, s.port), *started, *certificate_problems()]
+
+            def certificate_problems() -> list[str]:
+                # The pair loaded at start, or once it expired the rotated certificate the
+                # workers load from the same file (parsed without OpenSSL).
+                problems = state.reloader.problems()
+                with contextlib.suppress(OSError, ValueError):
+                    if problems and certs.not_after(s.cert_file.read_bytes()) > datetime.now(UTC):
+                        return []
+                return problems
 
             probes_holder.probes = ProbeServer(
                 s.bind_address, s.metrics_port, create_probe_app(readiness), header_timeout=s.header_timeout
