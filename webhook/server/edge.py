@@ -17,7 +17,9 @@ the body it reaches the admission view as ``TimeoutError``, which answers ``408`
 silent client therefore holds one thread for at most its deadlines, and ``--threads`` (many,
 they are cheap while blocked) bounds how many it can hold at once. :class:`EdgeWorker` is the
 stock worker with one method replaced, ``handle_error``: what gunicorn cannot parse is
-answered with an AdmissionReview and a 4xx instead of an HTML page (or a 501).
+answered with an AdmissionReview and a 4xx instead of an HTML page (or a 501). What else of
+gunicorn is used is its public surface: the ``pre_request`` hook's request, whose
+``must_close`` makes an answer say ``Connection: close``, and ``environ["gunicorn.socket"]``.
 """
 
 from __future__ import annotations
