@@ -1,7 +1,7 @@
-"""Figures of issue 17 for ``wasp serve`` under faults, in one run (prints figures; not a test).
+"""Figures of issues 17 and 29 for ``wasp serve`` under faults, in one run (prints figures; not a test).
 
     .venv/bin/python benchmarks/bench_faults.py [--idle 500] [--slow 200] [--duration 15]
-        [--parts slow,kill,bodies] [--body-runs 9] [--throughput-rounds 3]
+        [--parts slow,kill,bodies,large] [--body-runs 9] [--large-clients 30] [--throughput-rounds 3]
 
 1. **Slow and idle clients.** ``--idle`` TLS connections that never send a request and
    ``--slow`` clients uploading 6 MiB bodies at 2 KiB/s (each reconnected when the server
@@ -11,11 +11,15 @@
    after, and how long until a 2-second window is back at 90% of the 5 seconds before.
 3. **Large bodies**: the time to answer bodies of up to 7 MiB of several shapes (a valid Job
    with a large annotation, a 200,000-entry topology list, wide and deep JSON).
-4. **Throughput** against the null webhook: ``bench_server.py --rounds 3 --duration 4``, whose
+4. **Large reviews back to back**: ``--large-clients`` clients each sending valid 7 MiB Job
+   reviews one after the other while the normal client measures and ``/readyz`` is sampled.
+5. **Memory**: the largest RSS of each worker during parts 1 and 4, against what
+   docs/operations-hardening.md tells operators to size a worker for (:data:`DOCUMENTED_MIB`).
+6. **Throughput** against the null webhook: ``bench_server.py --rounds 3 --duration 4``, whose
    null webhook runs the same ``wasp serve`` connection handling (``--throughput-rounds 0``
    skips it).
 
-Each part starts a fresh ``wasp serve --dev`` (2 workers × 4 threads) on loopback. The machine
+Each part starts a fresh ``wasp serve --dev`` (its defaults: 2 workers) on loopback. The machine
 is shared and noisy: compare figures within one run.
 """
 
@@ -28,6 +32,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import typing as t
 from pathlib import Path
@@ -42,6 +47,42 @@ from conftest import ServerProcess, job, start_server  # noqa: E402
 from faults import LatencyProbe, Pressure, ReviewClient  # noqa: E402
 
 MiB: t.Final = 1 << 20
+# docs/operations-hardening.md, "Memory": what one worker is sized for at the defaults.
+DOCUMENTED_MIB: t.Final = 120 + 64 + 400  # at --max-buffered-mib 64
+
+
+class RssSampler:
+    """The largest resident set of each worker of ``server`` seen, sampled every 0.2 s."""
+
+    def __init__(self, server: ServerProcess) -> None:
+        self.server = server
+        self.peak: dict[int, int] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> RssSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(5)
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.2):
+            for pid in workers(self.server):
+                try:
+                    status = Path(f"/proc/{pid}/status").read_text()
+                except OSError:
+                    continue
+                kib = int(status.split("VmRSS:")[1].split()[0])
+                self.peak[pid] = max(self.peak.get(pid, 0), kib // 1024)
+
+    def line(self) -> str:
+        peaks = ", ".join(f"{mib} MiB" for mib in self.peak.values())
+        over = [mib for mib in self.peak.values() if mib > DOCUMENTED_MIB]
+        return f"peak RSS per worker: {peaks} (sized for {DOCUMENTED_MIB} MiB{'; OVER' if over else ''})"
+
 
 PER_SECOND_LUA: t.Final = """
 wrk.method = "POST"
@@ -83,16 +124,10 @@ def slow_clients(tmp: Path, idle: int, slow: int, duration: float) -> None:
     server = start_server(tmp)
     try:
         probe = LatencyProbe(server.port, server.ca_file, job_body, interval=0.02, limit=int(duration * 60))
-        readyz: list[int] = []
         pressure = Pressure(server.port, server.ca_file, idle=idle, slow=slow, duration=duration + 5).start()
         probe.start()
-        end = time.monotonic() + duration
-        while time.monotonic() < end:
-            try:
-                readyz.append(server.get("/readyz", timeout=2)[0])
-            except OSError:
-                readyz.append(0)
-            time.sleep(0.5)
+        with RssSampler(server) as rss:
+            readyz = sample_readyz(server, duration)
         probe.stop()
         pressure.stop()
         bad = [code for code in readyz if code != 200]
@@ -106,6 +141,69 @@ def slow_clients(tmp: Path, idle: int, slow: int, duration: float) -> None:
               f"connect errors {len(pressure.errors)}")  # fmt: skip
         for failure in probe.failures[:3]:
             print(f"   failure: {failure}")
+        print(f"   {rss.line()}")
+    finally:
+        server.stop()
+
+
+def sample_readyz(server: ServerProcess, duration: float) -> list[int]:
+    readyz: list[int] = []
+    end = time.monotonic() + duration
+    while time.monotonic() < end:
+        try:
+            readyz.append(server.get("/readyz", timeout=2)[0])
+        except OSError:
+            readyz.append(0)
+        time.sleep(0.5)
+    return readyz
+
+
+def large_reviews(tmp: Path, clients: int, duration: float) -> None:
+    server = start_server(tmp)
+    body = orjson.dumps(build_review(big_object(7 * MiB - 4096), uid="large"))
+    stop = threading.Event()
+    counts: dict[int, int] = {}
+    errors: list[str] = []
+
+    def send() -> None:
+        client = ReviewClient(server.port, server.ca_file, timeout=30)
+        while not stop.is_set():
+            try:
+                status, _ = client.post("/validate", body, uid=None)
+                counts[status] = counts.get(status, 0) + 1
+            except Exception as exc:  # noqa: BLE001 - a figure, not a failure of the benchmark
+                errors.append(f"{type(exc).__name__}: {exc}")
+                client.close()
+        client.close()
+
+    try:
+        probe = LatencyProbe(server.port, server.ca_file, job_body, interval=0.02, limit=int(duration * 60))
+        senders = [threading.Thread(target=send, daemon=True) for _ in range(clients)]
+        for sender in senders:
+            sender.start()
+        time.sleep(1.0)  # every sender has its first body on the wire
+        probe.start()
+        with RssSampler(server) as rss:
+            readyz = sample_readyz(server, duration)
+        probe.stop()
+        stop.set()
+        for sender in senders:
+            sender.join(30)
+        bad = [code for code in readyz if code != 200]
+        print(
+            f"4. {clients} clients sending {len(body) / MiB:.1f} MiB Job reviews back to back, {duration:g} s:"
+        )
+        print(f"   normal client: {len(probe.latencies)} reviews, {len(probe.failures)} failures, "
+              f"p50 {statistics.median(probe.latencies) * 1000:.1f} ms, p99 {probe.p99() * 1000:.1f} ms"
+              f"{'' if probe.p99() < 1 else ' (OVER 1 s)'}")  # fmt: skip
+        print(f"   /readyz: {len(readyz) - len(bad)} of {len(readyz)} samples 200"
+              f"{'' if not bad else f' (others: {sorted(set(bad))})'}")  # fmt: skip
+        print(
+            f"   large reviews answered by status: {dict(sorted(counts.items()))}; client errors {len(errors)}"
+        )
+        for failure in [*probe.failures[:3], *errors[:3]]:
+            print(f"   failure: {failure}")
+        print(f"   5. {rss.line()}")
     finally:
         server.stop()
 
@@ -219,8 +317,11 @@ def main() -> None:
     parser.add_argument("--duration", type=float, default=15.0, help="seconds of part 1 (max 60)")
     parser.add_argument("--kill-run", type=int, default=24, help="seconds of the wrk run of part 2 (max 60)")
     parser.add_argument("--body-runs", type=int, default=9, help="reviews per body shape in part 3 (median)")
+    parser.add_argument("--large-clients", type=int, default=30, help="clients of part 4")
     parser.add_argument(
-        "--parts", default="slow,kill,bodies", help="comma-separated parts 1-3 to run: slow, kill, bodies"
+        "--parts",
+        default="slow,kill,bodies,large",
+        help="comma-separated parts to run: slow, kill, bodies, large",
     )
     parser.add_argument(
         "--throughput-rounds", type=int, default=3,
@@ -228,7 +329,7 @@ def main() -> None:
     )  # fmt: skip
     args = parser.parse_args()
     duration, kill_run = min(args.duration, 60.0), min(args.kill_run, 60)
-    print(f"wasp serve --dev, 2 workers x 4 threads, loopback, {os.cpu_count()} CPUs; "
+    print(f"wasp serve --dev (its defaults), loopback, {os.cpu_count()} CPUs; "
           f"load average {os.getloadavg()[0]:.2f} at the start\n")  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="bench-faults-") as tmp:
         base = Path(tmp)
@@ -236,6 +337,7 @@ def main() -> None:
             ("slow", lambda d: slow_clients(d, args.idle, args.slow, duration)),
             ("kill", lambda d: worker_kill(d, kill_run)),
             ("bodies", lambda d: large_bodies(d, max(1, args.body_runs))),
+            ("large", lambda d: large_reviews(d, args.large_clients, duration)),
         ]
         chosen = set(args.parts.split(","))
         for name, run in parts:
@@ -246,7 +348,7 @@ def main() -> None:
             run(directory)
             print()
     if args.throughput_rounds > 0:
-        print("4. throughput against the null webhook on the same connection handling (bench_server.py):")
+        print("6. throughput against the null webhook on the same connection handling (bench_server.py):")
         sys.stdout.flush()
         rounds = str(min(args.throughput_rounds, 9))
         subprocess.run([sys.executable, str(REPO / "benchmarks" / "bench_server.py"), "--rounds", rounds,

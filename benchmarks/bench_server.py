@@ -1,7 +1,7 @@
 """Throughput, latency and worker CPU of ``wasp serve`` against a null webhook on the same stack.
 
-Prints figures; it is not a test. Both servers run at the same time (2 workers × 4 threads,
-TLS, keep-alive), each driven in turn by wrk over loopback, for three review mixes:
+Prints figures; it is not a test. Both servers run at the same time (``wasp serve``'s
+defaults, 2 workers, TLS, keep-alive), each driven in turn by wrk over loopback, for three review mixes:
 Job CREATE → /validate, Job UPDATE → /validate, Pod CREATE → /mutate. Each round starts
 fresh server processes and runs every mix on each of them. For each mix it prints
 req/s, p50/p99, the ratio to the null webhook, connections and CPU per worker, then the
@@ -23,8 +23,10 @@ design that keeps the rules (one path, every rule upstream defines) reaches here
 The null webhook is ``wasp serve``'s own gunicorn application with the admission views
 replaced by one that decodes the review and answers allowed, so the ratio isolates wasp's
 work (parsing, validation, mutation, logging, metrics) from Flask, gunicorn and TLS. Both run
-``wasp serve``'s command and ``WaspServer``, so they share its connection handling too (the
-worker's event loop, deadlines, ``--max-connection-age`` reconnects: docs/operations-hardening.md).
+``wasp serve``'s command and ``WaspServer``, so they share its connection handling too
+(gunicorn's gthread worker, the deadlines, ``--max-connection-age`` reconnects:
+docs/operations-hardening.md). The null and the floor read the request body as wasp's view
+does (``webhook.server.bodies.read_body``: chunked reads against the worker's budget).
 """
 
 from __future__ import annotations
@@ -318,10 +320,14 @@ def serve_null(argv: list[str]) -> None:
         def create_null(*args: t.Any, **kwargs: t.Any) -> t.Any:
             from flask import Response, request
 
+            from webhook.server.bodies import read_body
+
             app = real_create(*args, **kwargs)
+            limit = settings.max_body_bytes
 
             def allow() -> Response:
-                uid = orjson.loads(request.get_data())["request"]["uid"]
+                with read_body(request.environ, limit) as body:
+                    uid = orjson.loads(body)["request"]["uid"]
                 body = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
                         "response": {"uid": uid, "allowed": True}}  # fmt: skip
                 return Response(orjson.dumps(body), 200, content_type="application/json")
@@ -349,7 +355,8 @@ def serve_null(argv: list[str]) -> None:
 
                 def judged(handler: t.Any) -> t.Callable[[], Response]:
                     def view() -> Response:
-                        answer = handler(parse_review(request.get_data()), state.policies)
+                        with read_body(request.environ, limit) as body:
+                            answer = handler(parse_review(body), state.policies)
                         body = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
                                 "response": answer.response}  # fmt: skip
                         return Response(orjson.dumps(body), 200, content_type="application/json")
@@ -377,7 +384,7 @@ def main() -> None:
     parser.add_argument("--duration", type=float, default=4.0, help="seconds per wrk run (max 10)")
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument("--threads", type=int, default=512, help="wasp serve's default")
     parser.add_argument(
         "--rounds", type=int, default=3, help="rounds, each on fresh server processes; medians reported"
     )

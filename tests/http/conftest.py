@@ -239,7 +239,19 @@ def mutating_server(tmp_path_factory: pytest.TempPathFactory) -> t.Iterator[Serv
 # --------------------------------------------------------------------------- the fault suite's server
 
 # Short deadlines so that the suite sees every one of them expire in seconds.
-DEADLINES: t.Final = ("--handshake-timeout", "2", "--header-timeout", "2", "--body-timeout", "3")
+DEADLINES: t.Final = (
+    "--handshake-timeout",
+    "2",
+    "--header-timeout",
+    "2",
+    "--body-timeout",
+    "3",
+    "--keepalive",
+    "2",
+)
+# gunicorn's gthread worker waits this long for a new connection's first byte in a thread, then
+# without one (in its poller) for --keepalive more: when a silent TCP connection is closed.
+FIRST_BYTE_WAIT: t.Final = 5.0
 P99_LIMIT: t.Final = 0.25  # seconds; the benchmark's figure is 100 ms on an idle machine
 
 

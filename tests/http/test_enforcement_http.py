@@ -20,9 +20,7 @@ from flask.testing import FlaskClient
 
 from webhook.policy import PolicySet
 from webhook.server import app as app_module
-from webhook.server import metrics
 from webhook.server.app import create_app
-from webhook.server.logs import ReviewEntry
 from webhook.server.settings import Settings
 from webhook.server.tls import CertReloader
 
@@ -151,7 +149,6 @@ def test_defaulting_still_applies_in_warn_mode(tmp_path: Path) -> None:
 def sample(labels: dict[str, str]) -> float:
     from prometheus_client import REGISTRY
 
-    metrics.flush()
     return REGISTRY.get_sample_value("wasp_admission_requests_total", labels) or 0.0
 
 
@@ -174,11 +171,9 @@ def test_metrics_and_the_review_log_record_the_outcome(
 ) -> None:
     labels = {"endpoint": "validate", "kind": "Job", "operation": "CREATE", "outcome": outcome}
     before = sample(labels)
-    entries: list[ReviewEntry] = []
-    monkeypatch.setattr(app_module.REVIEW_LINES, "write", entries.append)
+    lines: list[dict[str, object]] = []
+    monkeypatch.setattr(app_module.log, "info", lambda msg, *, extra: lines.append(extra["fields"]))
     answer(clients[mode], "/validate", build_review(obj, uid="logged"))
     assert sample(labels) == before + 1
-    [entry] = entries
-    assert (entry.uid, entry.outcome, entry.code, entry.causes) == ("logged", outcome, code, causes)
-    line = entry.fields()  # what the JSON line carries
-    assert (line["outcome"], line["code"], line["causes"]) == (outcome, code, causes)
+    [line] = lines  # what the JSON line carries
+    assert (line["uid"], line["outcome"], line["code"], line["causes"]) == ("logged", outcome, code, causes)

@@ -18,7 +18,7 @@ from gunicorn.http import errors as gerrors
 
 from webhook.admission.echo import ECHO_LIMIT, cut, shown
 from webhook.admission.response import MAX_REPORTED_ERRORS, denied, warned
-from webhook.server import http_errors, metrics
+from webhook.server import edge, metrics
 from webhook.server.logs import ReviewEntry
 from webhook.server.probes import create_probe_app
 from webhook.server.settings import Settings
@@ -227,8 +227,8 @@ def test_a_client_value_is_shown_capped(value: object, expected: str) -> None:
 def test_the_worker_answers_what_gunicorn_cannot_parse_with_an_admission_review(
     exc: BaseException, code: int
 ) -> None:
-    got, message = http_errors.classify(exc)
-    raw = http_errors.response_bytes(got, message)
+    got, message = edge.classify(exc)
+    raw = edge.response_bytes(got, message)
     head, _, body = raw.partition(b"\r\n\r\n")
     answer = orjson.loads(body)
     assert got == code and head.startswith(f"HTTP/1.1 {code} ".encode()) and b"Connection: close" in head

@@ -218,28 +218,23 @@ def _dev_certs(state_dir: Path) -> tuple[Path, Path, Path]:
 )  # fmt: skip
 @_option(
     "--max-connections", type=click.IntRange(1), default=1000, show_default=True,
-    help="Open connections per worker; past it the longest-waiting idle or slow one is closed.",
+    help="Open connections per worker; past it new ones wait in the listen backlog.",
 )  # fmt: skip
 @_option(
-    "--max-buffered-mib", type=click.IntRange(1), default=256, show_default=True,
-    help="MiB of unfinished requests a worker holds; past it the largest upload is refused with 413.",
+    "--max-buffered-mib", type=click.IntRange(1), default=64, show_default=True,
+    help="MiB of request bodies a worker holds; past it a body is refused with 413 (memory sizing: docs).",
 )  # fmt: skip
 @_option(
     "--temp-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
     help="A writable directory for the metrics files and worker heartbeats.  [default: TMPDIR or /tmp]",
 )  # fmt: skip
 @_option("--workers", type=click.IntRange(1), default=2, show_default=True, help="Worker processes.")
-@_option("--threads", type=click.IntRange(1), default=4, show_default=True, help="Threads per worker.")
+@_option(
+    "--threads", type=click.IntRange(1), default=512, show_default=True,
+    help="Threads per worker: connections it reads and answers at once (a slow client holds one until its deadline).",
+)  # fmt: skip
 @_option(
     "--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default="info", show_default=True
-)
-@_option(
-    "--flush-interval",
-    type=click.FloatRange(0, 60),
-    default=1.0,
-    show_default=True,
-    help="Seconds between publications of the per-review metrics and log lines "
-    "(0: write each log line at once).",
 )
 def serve(
     dev: bool,
@@ -259,7 +254,6 @@ def serve(
     workers: int,
     threads: int,
     log_level: str,
-    flush_interval: float,
     client_allowed_names: tuple[str, ...],
     tls_min_version: str,
     tls_cipher_suites: tuple[str, ...],
@@ -304,7 +298,7 @@ def serve(
         builtin_policies=builtin_policies, gates=gates, enforcement=enforcement, was_schedulers=was_schedulers,
         bind_address=bind_address or "0.0.0.0", port=port,
         metrics_port=metrics_port, workers=workers, threads=threads, log_level=log_level,
-        flush_interval=flush_interval, client_allowed_names=client_allowed_names,
+        client_allowed_names=client_allowed_names,
         tls_min_version=tls_min_version, tls_cipher_suites=tls_cipher_suites or DEFAULT_CIPHER_SUITES,
         handshake_timeout=handshake_timeout, header_timeout=header_timeout, body_timeout=body_timeout,
         keepalive=keepalive, graceful_timeout=graceful_timeout, max_connection_age=max_connection_age,

@@ -14,7 +14,6 @@ import os
 import time
 import typing as t
 from dataclasses import dataclass
-from types import MappingProxyType
 
 import orjson
 from flask import Flask, Response, request
@@ -23,12 +22,12 @@ from werkzeug.exceptions import HTTPException
 from webhook.admission.echo import cut
 from webhook.admission.handler import Answer, handle_mutate, handle_validate, internal_error
 from webhook.admission.response import errored, review
-from webhook.admission.review import OPERATIONS, MalformedReview, Request, parse_review
+from webhook.admission.review import MalformedReview, Request, parse_review
 from webhook.policy import PolicySet
 from webhook.scheduling_objects import VALIDATORS
 from webhook.server import metrics
-from webhook.server.framing import body_coding_problem
-from webhook.server.logs import REVIEW_LOGGER, ReviewEntry, ReviewLog
+from webhook.server.bodies import JUDGING, RECEIVING, body_coding_problem, read_body
+from webhook.server.logs import REVIEW_LOGGER, ReviewEntry
 from webhook.server.tls import CertReloader, LoadedPair
 
 if t.TYPE_CHECKING:
@@ -38,11 +37,9 @@ if t.TYPE_CHECKING:
 __all__ = ["WaspState", "create_app", "state_of"]
 
 log = logging.getLogger(REVIEW_LOGGER)
-REVIEW_LINES: t.Final = ReviewLog(log)
 
 Handler = t.Callable[[Request, PolicySet], Answer]
 _JSON: t.Final = "application/json"
-_READ_CHUNK: t.Final = 1 << 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,10 +49,9 @@ class WaspState:
     settings: Settings
     policies: PolicySet
     reloader: CertReloader
-    # Metric label values for ``kind``, each mapped to itself: anything else is "other", so a
-    # client sending made-up kinds cannot grow the time-series count without bound. The label
-    # is this map's own string, so pending observations hold no string of a request's.
-    kind_labels: t.Mapping[str, str]
+    # Metric label values for ``kind``: anything else is "other", so a client sending made-up
+    # kinds cannot grow the time-series count without bound.
+    kind_labels: frozenset[str]
     # The identity watch of membership policies (webhook.server.identities), else None.
     identities: IdentityWatch | None = None
 
@@ -101,12 +97,8 @@ def create_app(
     if reloader.current is not None:
         metrics.CERT_EXPIRY.set(reloader.current.not_after.timestamp())
     kinds = {p.kind for p in policies.policies} | {kind for _, kind in VALIDATORS} | {"Pod"}
-    state = WaspState(
-        settings, policies, reloader, MappingProxyType({kind: kind for kind in kinds}), identities
-    )
-    REVIEW_LINES.flush_interval = settings.flush_interval
-    # Metrics are never published per review (five mmap writes each): 0 keeps the default.
-    metrics.PENDING.interval = settings.flush_interval or metrics.FLUSH_INTERVAL
+    state = WaspState(settings, policies, reloader, frozenset(kinds), identities)
+    RECEIVING.capacity = settings.max_buffered_mib << 20
 
     app = Flask("webhook")
     app.extensions["wasp"] = state
@@ -159,57 +151,6 @@ def readyz_response(problems: list[str]) -> Response:
     return Response("ok\n", 200, content_type="text/plain")
 
 
-def _read_body(environ: t.Mapping[str, t.Any], limit: int) -> bytes:
-    """The request body, refusing more than ``limit`` bytes *before* reading it all.
-
-    A declared Content-Length over the cap is refused without reading; a chunked or lying
-    body is read in chunks and refused as soon as it passes the cap.
-    """
-    declared = _content_length(environ.get("CONTENT_LENGTH"))
-    if declared is not None and declared > limit:
-        raise MalformedReview(f"request body is {declared} bytes; the limit is {limit}", code=413)
-    if declared is not None:
-        # The apiserver always sends Content-Length: read the WSGI input directly, once
-        # (werkzeug's stream wrappers cost more than the read on this hot path).
-        try:
-            body: bytes = environ["wsgi.input"].read(declared)
-        except Exception as exc:  # noqa: BLE001 - as for a chunked body below
-            raise MalformedReview(
-                f"cannot read the request body: {cut(str(exc) or type(exc).__name__)}"
-            ) from None
-        return body
-    chunks: list[bytes] = []
-    total = 0
-    stream = request.stream
-    while True:
-        try:
-            chunk = stream.read(min(_READ_CHUNK, limit + 1 - total))
-        except Exception as exc:  # noqa: BLE001 - the server's input stream: a broken transfer
-            # A bad chunk size or a connection that stopped sending is the client's doing;
-            # the server's parser says which (its exception types are the server's own).
-            raise MalformedReview(
-                f"cannot read the request body: {cut(str(exc) or type(exc).__name__)}"
-            ) from None
-        if not chunk:
-            return b"".join(chunks)
-        chunks.append(chunk)
-        total += len(chunk)
-        if total > limit:
-            raise MalformedReview(f"request body is over the {limit}-byte limit", code=413)
-
-
-def _content_length(value: object) -> int | None:
-    if not isinstance(value, str) or not value.strip():
-        return None
-    try:
-        length = int(value)
-    except ValueError:
-        raise MalformedReview(f"Content-Length {cut(value)!r} is not a number") from None
-    if length < 0:
-        raise MalformedReview(f"Content-Length {cut(value)!r} is negative")
-    return length
-
-
 def _mimetype(environ: t.Mapping[str, t.Any]) -> str:
     """The media type of the request, without parameters, lower-cased."""
     value = environ.get("CONTENT_TYPE") or ""
@@ -225,40 +166,35 @@ def _admission_view(state: WaspState, endpoint: str, handler: Handler) -> t.Call
         http_status = 200
         try:
             environ = request.environ  # once: each access goes through werkzeug's proxy
-            # Judged from the head, before the body is read (a client waiting for a 100 Continue
-            # was handed on by the worker's loop as soon as its head arrived: framing.py).
-            coding = body_coding_problem(
-                environ.get("CONTENT_TYPE") or "", environ.get("HTTP_CONTENT_ENCODING") or ""
-            )
+            # Judged from the head, before the body is read.
+            coding = body_coding_problem(environ)
             if coding is not None:
-                raise MalformedReview(coding, code=415)
-            body = _read_body(environ, limit)
-            if _mimetype(environ) != _JSON:
-                raise MalformedReview(
-                    f"Content-Type is {cut(request.content_type or 'missing')!r}; expected {_JSON}",
-                    uid=_uid_if_any(body),
-                )
-            parsed = parse_review(body)
+                environ["wasp.close"] = coding.code != 415  # an unknown framing: nothing after it can be read
+                raise coding
+            with read_body(environ, limit) as body, JUDGING.holding(len(body)):
+                if _mimetype(environ) != _JSON:
+                    raise MalformedReview(
+                        f"Content-Type is {cut(request.content_type or 'missing')!r}; expected {_JSON}",
+                        uid=_uid_if_any(body),
+                    )
+                parsed = parse_review(body)
+                try:
+                    answer = handler(parsed, state.policies)
+                except Exception:
+                    log.exception("internal error while handling a review", extra={"fields": _identity(
+                        endpoint, parsed)})  # fmt: skip
+                    metrics.INTERNAL_ERRORS.labels(endpoint).inc()
+                    answer = internal_error(parsed.uid)
         except MalformedReview as exc:
             answer = Answer(errored(exc.uid, exc.code, exc.message), "malformed")
             http_status = exc.code
-        else:
-            try:
-                answer = handler(parsed, state.policies)
-            except Exception:
-                log.exception("internal error while handling a review", extra={"fields": _identity(
-                    endpoint, parsed)})  # fmt: skip
-                metrics.INTERNAL_ERRORS.labels(endpoint).inc()
-                answer = internal_error(parsed.uid)
         payload = orjson.dumps(review(answer.response))
         elapsed = time.perf_counter() - started
         _record(state, endpoint, parsed, answer, elapsed)
         return Response(payload, http_status, content_type=_JSON)
 
-    # Every admission view shares this code: the threads running it are the reviews in flight.
-    metrics.count_in_flight(view)
     view.__name__ = f"{endpoint}_view"
-    return view
+    return metrics.IN_FLIGHT.track_inprogress()(view)
 
 
 def _uid_if_any(body: bytes) -> str:
@@ -286,8 +222,8 @@ def _identity(endpoint: str, parsed: Request | None) -> dict[str, object]:
 def _record(state: WaspState, endpoint: str, parsed: Request | None, answer: Answer, elapsed: float) -> None:
     kind = operation = ""
     if parsed is not None:
-        kind = state.kind_labels.get(parsed.kind["kind"], "other")
-        operation = _OPERATION_LABELS[parsed.operation]
+        kind = parsed.kind["kind"] if parsed.kind["kind"] in state.kind_labels else "other"
+        operation = parsed.operation  # parse_review admits only the four operations
     metrics.observe_review(endpoint, kind, operation, answer.outcome, elapsed)
     code = error = None
     uid = answer.response["uid"]
@@ -305,18 +241,10 @@ def _record(state: WaspState, endpoint: str, parsed: Request | None, answer: Ans
         operation=None if parsed is None else parsed.operation,
         dry_run=None if parsed is None else parsed.dry_run,
         outcome=answer.outcome,
-        pid=_PID[0],
+        pid=os.getpid(),
         latency_ms=elapsed * 1000,
         code=code,
         error=error,
         causes=answer.causes or None,
     )
-    REVIEW_LINES.write(entry)
-
-
-# parse_review admits only these operations; the label is this map's own string.
-_OPERATION_LABELS: t.Final = MappingProxyType({op: op for op in OPERATIONS})
-
-# os.getpid() is a system call; the pid changes only at fork.
-_PID = [os.getpid()]
-os.register_at_fork(after_in_child=lambda: _PID.__setitem__(0, os.getpid()))
+    log.info("review", extra={"fields": entry.fields()})

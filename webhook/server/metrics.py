@@ -13,11 +13,7 @@ words or ``""``, ``outcome`` one of :data:`webhook.admission.handler.Outcome`.
 
 from __future__ import annotations
 
-import bisect
-import math
 import os
-import sys
-import types
 import typing as t
 
 from prometheus_client import (
@@ -30,8 +26,6 @@ from prometheus_client import (
     multiprocess,
 )
 
-from webhook.server.batching import Batches
-
 __all__ = [
     "CERT_EXPIRY",
     "CERT_RELOADS",
@@ -40,11 +34,8 @@ __all__ = [
     "INTERNAL_ERRORS",
     "LATENCY",
     "LATENCY_BUCKETS",
-    "PENDING",
     "REQUESTS",
-    "count_in_flight",
     "exposition",
-    "flush",
     "mark_process_dead",
     "observe_review",
 ]
@@ -95,8 +86,9 @@ INTERNAL_ERRORS = Counter(
 CONNECTIONS_CLOSED = Counter(
     "wasp_connections_closed",
     "Connections the server closed itself, by reason: a deadline (handshake_timeout, idle_timeout, "
-    "head_timeout, body_timeout), max_age (answered with Connection: close), evicted (at "
-    "--max-connections), handshake_failed, client_not_allowed, head_too_large, buffer_budget (413: the largest unfinished upload when a worker holds too much), bad_request (answered 4xx).",
+    "head_timeout, body_timeout, write_timeout), max_age (answered with Connection: close), "
+    "handshake_failed, client_not_allowed, buffer_budget (413: the worker holds too many bodies), "
+    "bad_request (answered 4xx).",
     ["reason"],
 )
 CERT_RELOADS = Counter(
@@ -111,93 +103,10 @@ CERT_EXPIRY = Gauge(
 )
 
 
-Observation = tuple[str, str, str, str, float]  # endpoint, kind, operation, outcome, seconds
-
-
-# The code of the functions that handle a review (the admission view): a thread with one of
-# them on its stack is a review in flight.
-_REVIEW_CODE: set[types.CodeType] = set()
-
-
-def count_in_flight(function: t.Callable[..., object]) -> None:
-    """Count the threads running ``function`` in the in-flight gauge (sampled at each flush)."""
-    _REVIEW_CODE.add(function.__code__)
-
-
-def _in_flight() -> int:
-    # Once a flush: a walk up each thread's stack, instead of bookkeeping in every review.
-    codes = _REVIEW_CODE
-    count = 0
-    for frame in sys._current_frames().values():
-        current: types.FrameType | None = frame
-        while current is not None:
-            if current.f_code in codes:
-                count += 1
-                break
-            current = current.f_back
-    return count
-
-
 def observe_review(endpoint: str, kind: str, operation: str, outcome: str, seconds: float) -> None:
-    """Count one answered review and record its latency (published by the next flush)."""
-    PENDING.add((endpoint, kind, operation, outcome, seconds))
-
-
-def flush() -> None:
-    """Publish what this process gathered since the last flush (also called at worker exit
-    and before a single-process scrape)."""
-    PENDING.flush()
-
-
-def _publish(observations: list[Observation]) -> None:
-    requests: dict[tuple[str, str, str, str], int] = {}
-    latency: dict[str, list[float]] = {}
-    for endpoint, kind, operation, outcome, seconds in observations:
-        key = (endpoint, kind, operation, outcome)
-        requests[key] = requests.get(key, 0) + 1
-        latency.setdefault(endpoint, []).append(seconds)
-    for key, count in requests.items():
-        REQUESTS.labels(*key).inc(count)
-    for endpoint, samples in latency.items():
-        _observe_all(LATENCY.labels(endpoint), samples)
-    IN_FLIGHT.set(_in_flight())
-
-
-def _observe_all(child: t.Any, samples: list[float]) -> None:
-    """``child.observe`` for every sample, with each bucket and the sum written once.
-
-    In multiprocess mode every value written is a lock, a pid check and an mmap write, and
-    ``observe`` writes two per sample (the flusher's share of a worker's time was 2%, a
-    tenth of wasp's own work per review). This counts the samples per bucket first and
-    writes the same values through the same objects ``observe`` uses (prometheus_client
-    keeps per-bucket, not cumulative, counts; the first bound not below a sample is its
-    bucket, the last is +Inf); tests/http/test_metrics.py compares the two.
-    """
-    bounds = child._upper_bounds
-    counts = [0] * len(bounds)
-    for seconds in samples:
-        counts[bisect.bisect_left(bounds, seconds)] += 1
-    for bucket, count in zip(child._buckets, counts, strict=True):
-        if count:
-            bucket.inc(count)
-    child._sum.inc(math.fsum(samples))
-
-
-FLUSH_INTERVAL: t.Final = 1.0  # seconds, unless Settings.flush_interval says otherwise
-# Review metrics gathered in this process since the last flush. Writing a multiprocess sample
-# costs a lock, a pid check and an mmap write per value, five per review (counter, histogram
-# bucket and sum, gauge up and down): about a tenth of wasp's own time per review in the
-# server. So a review only queues its observation, and a flush aggregates and publishes
-# them; a scrape sees the counts at most one interval late. The in-flight gauge costs the
-# review path nothing: each flush counts the threads inside a function registered with
-# :func:`count_in_flight` (a worker thread handles one review at a time).
-PENDING: t.Final[Batches[Observation]] = Batches(
-    _publish,
-    name="wasp-metrics",
-    interval=FLUSH_INTERVAL,
-    cap=50_000,  # observations; ~10 s of one worker at full speed
-    failure="could not publish review metrics",
-)
+    """Count one answered review and record its latency."""
+    REQUESTS.labels(endpoint, kind, operation, outcome).inc()
+    LATENCY.labels(endpoint).observe(seconds)
 
 
 def exposition() -> tuple[bytes, str]:
@@ -205,11 +114,10 @@ def exposition() -> tuple[bytes, str]:
     from prometheus_client import generate_latest
 
     if os.environ.get(MULTIPROC_ENV):
-        # Workers flush on their own; this process (the arbiter) serves no reviews.
+        # The workers' samples, from their files; this process (the arbiter) serves no reviews.
         registry = CollectorRegistry()
         _multiprocess.MultiProcessCollector(registry)
         return generate_latest(registry), CONTENT_TYPE_LATEST
-    flush()
     return generate_latest(REGISTRY), CONTENT_TYPE_LATEST
 
 

@@ -1,76 +1,48 @@
 """Probes and metrics on a separate plain-HTTP port, served from the gunicorn arbiter.
 
 Scraping and kubelet probes never need the serving certificate, and keep working while
-workers restart. ``/readyz`` means *serving* (docs/design.md §9.9 C3, §9.10): the TLS port completes a
-handshake right now and presents a certificate that is currently valid; the policies were
-loaded before any worker started. ``/metrics`` merges every worker's samples.
+workers restart. ``/readyz`` means *serving* (docs/design.md §9.9 C3, §9.10): a worker has
+started and the TLS port accepts connections, and the certificate pair is currently valid;
+the policies were loaded before any worker started. ``/metrics`` merges every worker's samples.
 """
 
 from __future__ import annotations
 
 import logging
 import socket
-import ssl
 import sys
 import threading
 import time
 import typing as t
-from datetime import UTC, datetime
 from socketserver import ThreadingMixIn
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-from cryptography import x509
 from flask import Flask, Response
 
 from webhook.server import metrics
 from webhook.server.app import readyz_response
-from webhook.server.connections import ConnectionLimits
-from webhook.server.forkguard import ForkGuard
 
-__all__ = ["ProbeServer", "create_probe_app", "serving_problems"]
+__all__ = ["ProbeServer", "create_probe_app", "listening_problems"]
 
 log = logging.getLogger("wasp.probes")
 
 
-# The probe's TLS work and the arbiter's forks exclude each other (see webhook.server.forkguard).
-_TLS_WORK: t.Final = ForkGuard()
 # Open connections on the probe port at most: a kubelet, a scraper or two need a handful.
 MAX_PROBE_CONNECTIONS: t.Final = 64
 
 
-def serving_problems(host: str, port: int, *, timeout: float = 2.0) -> list[str]:
-    """Handshake with the TLS port and check the certificate it presents; [] when serving.
+def listening_problems(host: str, port: int, *, timeout: float = 1.0) -> list[str]:
+    """[] when the serving port accepts a TCP connection (a worker listens on it).
 
-    The certificate is not verified against a CA (the probe does not know which one the
-    apiserver trusts), only for being within its validity period. With client-certificate
-    verification on, TLS 1.3 lets the client finish its side of the handshake before the
-    server judges the (absent) client certificate, which is all this probe needs.
-    A fork of this process waits for it (up to ``timeout`` for the connection, the same for
-    the handshake): a worker forked mid-handshake would inherit OpenSSL's locks held.
+    Only a connect, no TLS: the kernel completes it whatever the workers are doing, so a
+    worker busy with slow reviews is still ready, and the arbiter (which forks) never runs
+    OpenSSL for it.
     """
-    with _TLS_WORK.section():
-        return _serving_problems(host, port, timeout)
-
-
-def _serving_problems(host: str, port: int, timeout: float) -> list[str]:
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    context.check_hostname = False
-    context.verify_mode = ssl.CERT_NONE
     try:
-        with socket.create_connection((host, port), timeout=timeout) as raw:
-            with context.wrap_socket(raw) as tls:
-                der = tls.getpeercert(binary_form=True)
-    except (OSError, ssl.SSLError) as exc:
-        return [f"TLS port {host}:{port} does not complete a handshake: {exc}"]
-    if der is None:
-        return [f"TLS port {host}:{port} presented no certificate"]
-    cert = x509.load_der_x509_certificate(der)
-    now = datetime.now(UTC)
-    if not cert.not_valid_before_utc <= now < cert.not_valid_after_utc:
-        return [
-            f"the served certificate is valid only from {cert.not_valid_before_utc} to {cert.not_valid_after_utc}"
-        ]
-    return []
+        with socket.create_connection((host, port), timeout=timeout):
+            return []
+    except OSError as exc:
+        return [f"serving port {host}:{port} does not accept connections: {exc}"]
 
 
 def create_probe_app(readiness: t.Callable[[], list[str]]) -> Flask:
@@ -109,7 +81,7 @@ class _ThreadingServer(ThreadingMixIn, WSGIServer):
     # socketserver's 5 would drop a burst of connects, and a probe behind them waits for its
     # SYN to be sent again (a second or more).
     request_queue_size = 128
-    header_timeout: float = ConnectionLimits().header_timeout
+    header_timeout: float = 5.0
     max_connections: int = MAX_PROBE_CONNECTIONS
 
     def server_activate(self) -> None:
@@ -190,15 +162,15 @@ class ProbeServer:
     """A small threaded WSGI server in a daemon thread; ``stop`` shuts it down."""
 
     def __init__(
-        self, host: str, port: int, app: Flask, *, limits: ConnectionLimits | None = None,
+        self, host: str, port: int, app: Flask, *, header_timeout: float = 5.0,
         max_connections: int = MAX_PROBE_CONNECTIONS,
     ) -> None:  # fmt: skip
-        """``limits``: the main port's (only ``header_timeout`` applies: see _ThreadingServer)."""
+        """``header_timeout``: the main port's (see _ThreadingServer)."""
         server_class = _ThreadingServer6 if ":" in host else _ThreadingServer
         self._server: _ThreadingServer = make_server(
             host, port, app, server_class=server_class, handler_class=_QuietHandler
         )
-        self._server.header_timeout = (limits or ConnectionLimits()).header_timeout
+        self._server.header_timeout = header_timeout
         self._server.max_connections = max_connections
         self._thread = threading.Thread(target=self._server.serve_forever, name="wasp-probes", daemon=True)
 

@@ -49,14 +49,18 @@ class Settings:
     port: int = 8443
     metrics_port: int = 8080
     workers: int = 2
-    threads: int = 4
+    # Threads per worker: a thread per connection while it handshakes, sends its request or
+    # waits for its answer (kept-alive connections wait in gunicorn's poller, without one).
+    # A slow or silent client holds one until its deadline, so there are many: blocked, a
+    # thread costs ~20 KiB and no CPU (docs/operations-hardening.md).
+    threads: int = 512
     # Below the apiserver's default 10 s webhook timeout: a review still running after a
     # SIGTERM gets this long to finish, which is as long as the apiserver would wait anyway.
     graceful_timeout: int = 8
     # Longer than typical scrape/probe gaps and the apiserver's bursts: pooled connections
     # stay up so reviews do not pay a TLS handshake each (docs/design.md §9.8).
     keepalive: int = 30
-    # Deadlines of the phases a client controls (webhook.server.worker), in seconds: the TLS
+    # Deadlines of the phases a client controls (webhook.server.edge), in seconds: the TLS
     # handshake, the request line and headers (from their first byte, or from the handshake
     # for a new connection), the body (from the end of the headers). The apiserver sends a
     # review in milliseconds; these only bound clients that do not.
@@ -68,10 +72,11 @@ class Settings:
     # over the workers again after a restart (docs/operations-hardening.md). 0: no limit.
     max_connection_age: float = 5.0
     max_connection_requests: int = 0
-    # Open connections per worker; past it the longest-waiting one no thread holds is closed.
+    # Open connections per worker (gunicorn's worker_connections); past it new ones wait in
+    # the listen backlog until a deadline or an answer frees one.
     max_connections: int = 1000
-    # MiB of unfinished requests one worker holds; past it the largest upload is refused (413).
-    max_buffered_mib: int = 256
+    # MiB of request bodies one worker holds (webhook.server.bodies); past it a body is refused (413).
+    max_buffered_mib: int = 64
     # mTLS: with client_ca_file, also require one of these names (CN or SAN) in the client certificate.
     client_allowed_names: tuple[str, ...] = ()
     tls_min_version: str = "VersionTLS12"
@@ -82,9 +87,6 @@ class Settings:
     cert_poll_interval: float = 2.0
     max_body_bytes: int = MAX_BODY_BYTES
     log_level: str = "info"
-    # Review metrics and log lines are published in batches this often (0: each log line at
-    # once); see metrics._Pending and logs.ReviewLog.
-    flush_interval: float = 1.0
 
     @property
     def serving_url(self) -> str:
@@ -114,6 +116,11 @@ class Settings:
         ):
             if not value > 0:
                 found.append(f"{flag} must be more than 0 seconds")
+        if self.max_connections <= self.threads:
+            found.append(
+                f"--max-connections {self.max_connections} must be more than --threads {self.threads} "
+                "(the difference is how many connections wait between requests without a thread)"
+            )
         if self.max_buffered_mib << 20 < self.max_body_bytes:
             found.append(f"--max-buffered-mib {self.max_buffered_mib} is less than one request body (7 MiB)")
         if self.client_allowed_names and self.client_ca_file is None:
