@@ -1,5 +1,7 @@
-"""``--integrations NAME[,NAME...]`` on validate, compile, serve and reconcile (issue 15, Ship),
-and ``wasp compile`` of a composite tree while the CompositePodGroup gate is off (item 7)."""
+"""``--integrations NAME[,NAME...]`` on validate, compile, serve, reconcile (issue 15, Ship) and
+policy check (issue 25: the integrations pages check the shipped policy by name, not by a path
+only a clone has), and ``wasp compile`` of a composite tree while the CompositePodGroup gate is
+off (item 7)."""
 
 from __future__ import annotations
 
@@ -9,12 +11,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.cli.conftest import EXAMPLES, Run
+from tests.cli.conftest import EXAMPLES, REPO_ROOT, Run
 from webhook.policy import PolicySet
 from webhook.policy import integrations as integrations_module
 from webhook.policy.integrations import KNOWN_INTEGRATIONS
 
 Runner = t.Callable[..., Run]
+CRDS: t.Final = REPO_ROOT / "tests" / "integrations" / "data"
 MPIJOB: t.Final = {
     "apiVersion": "kubeflow.org/v2beta1",
     "kind": "MPIJob",
@@ -183,3 +186,60 @@ def test_the_composite_gate_warning_needs_blocks(
     path = write("inferenceservice.yaml", obj)
     result = run("validate", "--strict", "--policies", EXAMPLES / "rolebased" / "policy.yaml", path)
     assert (result.code, "CompositePodGroup" in result.stdout) == (int(warned), warned)
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "lines"),
+    [
+        pytest.param(
+            ["--integrations", "mpijob", "--crd", CRDS / "mpijob" / "crd.yaml"],
+            0,
+            [f"integration mpijob: fits {CRDS / 'mpijob' / 'crd.yaml'} (kubeflow.org/MPIJob v2beta1)"],
+            id="a shipped integration named, labelled by its name",
+        ),
+        pytest.param(
+            ["--integrations", "mpijob", "--crd", CRDS / "jobset" / "crd.yaml"],
+            1,
+            [
+                "integration mpijob: spec.target: targets kubeflow.org/MPIJob, but the CRD defines jobset.x-k8s.io/JobSet"
+            ],
+            id="a CRD of another kind is a problem",
+        ),
+        pytest.param(
+            [
+                EXAMPLES / "trainer" / "policy.yaml",
+                "--integrations",
+                "trainjob",
+                "--crd",
+                EXAMPLES / "trainer" / "crd.yaml",
+            ],
+            1,
+            [
+                f"{EXAMPLES / 'trainer' / 'policy.yaml'}: fits ",
+                "integration trainjob: spec.target: targets trainer.kubeflow.org/TrainJob",
+            ],
+            id="a policy file and an integration, each checked",
+        ),
+    ],
+)
+def test_policy_check_takes_shipped_integrations_by_name(
+    run: Runner, args: list[object], code: int, lines: list[str]
+) -> None:
+    result = run("policy", "check", *args)
+    assert result.code == code, result.stdout + result.stderr
+    printed = result.stdout.splitlines()
+    assert [line for line, want in zip(printed, lines, strict=True) if not line.startswith(want)] == []
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        pytest.param([], "give a POLICY file or --integrations NAME", id="nothing to check"),
+        pytest.param(
+            ["--integrations", "pytorchjob"], "unknown integration 'pytorchjob'", id="an unknown name"
+        ),
+    ],
+)
+def test_policy_check_needs_a_policy_it_can_find(run: Runner, args: list[str], message: str) -> None:
+    result = run("policy", "check", *args, "--crd", CRDS / "mpijob" / "crd.yaml")
+    assert (result.code, message in result.stderr) == (2, True), result.stderr

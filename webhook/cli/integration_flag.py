@@ -25,14 +25,15 @@ def _resolve(ctx: click.Context, param: click.Parameter, value: t.Sequence[str] 
 
 
 def integrations_option(**kwargs: t.Any) -> t.Callable[[t.Callable[..., t.Any]], t.Callable[..., t.Any]]:
-    """The option; the command receives ``integrations``: the policy files, in the order given."""
+    """The option; the command receives ``integrations``: the policy files, in the order given.
+    ``help`` replaces the text after the list of names."""
+    what = kwargs.pop("help", "Loaded after the built-in policies, before --policies.")
     return click.option(
         "--integrations",
         "integrations",
         multiple=True,
         callback=_resolve,
         metavar="NAME[,NAME...]",
-        help=f"Shipped integration policies to load ({', '.join(KNOWN_INTEGRATIONS)}); repeatable. "
-        "Loaded after the built-in policies, before --policies.",
+        help=f"Shipped integration policies to load ({', '.join(KNOWN_INTEGRATIONS)}); repeatable. {what}",
         **kwargs,
     )

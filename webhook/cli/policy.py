@@ -2,6 +2,8 @@
 
 Exit codes as ``wasp validate``: 0 the policy fits the CRD, 1 it has problems (one line each
 on stdout, naming the policy key), 2 a file cannot be read or is not a policy or a CRD.
+A shipped integration is named (``--integrations jobset``) rather than given as a file, so a
+user who installed wasp checks it against the CRD of their own cluster without its path.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from pathlib import Path
 import click
 import yaml
 
+from webhook.cli.integration_flag import integrations_option
+
 __all__ = ["policy"]
 
 
@@ -22,7 +26,10 @@ def policy() -> None:
 
 
 @policy.command("check")
-@click.argument("policy_file", metavar="POLICY", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument(
+    "policy_file", metavar="[POLICY]", required=False, type=click.Path(dir_okay=False, path_type=Path)
+)
+@integrations_option(help="Each is checked, as POLICY is, against the CRD in --crd.")
 @click.option(
     "--crd",
     "crd_file",
@@ -34,13 +41,29 @@ def policy() -> None:
         " stamping.childTemplates, the CRDs of the child kinds), among other documents."
     ),
 )
-def check(policy_file: Path, crd_file: Path) -> None:
-    """Check every path, forEach, itemKey and pod count of POLICY against the CRD's schema.
+def check(policy_file: Path | None, integrations: tuple[Path, ...], crd_file: Path) -> None:
+    """Check every path, forEach, itemKey and pod count of POLICY (or of the shipped
+    integrations named by --integrations) against the CRD's schema.
 
     A path the CRD does not have, a list that is a map, a pod count that is not an integer, or
     blocks at a field the CRD lacks (the apiserver would prune them) is reported with the
     policy key to fix.
     """
+    if policy_file is None and not integrations:
+        raise click.UsageError("give a POLICY file or --integrations NAME")
+    # An integration is labelled by the name the user gave, not by where wasp is installed.
+    named = [(f"integration {path.stem}", path) for path in integrations]
+    if policy_file is not None:
+        named.insert(0, (str(policy_file), policy_file))
+    failed = False
+    for label, path in named:
+        failed |= _check_one(label, path, crd_file)
+    if failed:
+        sys.exit(1)
+
+
+def _check_one(label: str, policy_file: Path, crd_file: Path) -> bool:
+    """Print the problems of one policy (or that it fits); True when it has problems."""
     from webhook.policy import load_policy_file
     from webhook.policy.crdcheck import check_against_crd, check_child_templates
     from webhook.vocab.errors import PolicyError
@@ -53,10 +76,10 @@ def check(policy_file: Path, crd_file: Path) -> None:
     # The governed kind's CRD, then the CRDs of child kinds whose pod templates it stamps.
     problems = [*check_against_crd(loaded, crd), *check_child_templates(loaded, crds)]
     for problem in problems:
-        click.echo(f"{policy_file}: {problem}")
-    if problems:
-        sys.exit(1)
-    click.echo(f"{policy_file}: fits {crd_file} ({loaded.group}/{loaded.kind} {', '.join(loaded.versions)})")
+        click.echo(f"{label}: {problem}")
+    if not problems:
+        click.echo(f"{label}: fits {crd_file} ({loaded.group}/{loaded.kind} {', '.join(loaded.versions)})")
+    return bool(problems)
 
 
 def _find_crd(path: Path, group: str, kind: str) -> tuple[dict[str, t.Any], list[dict[str, t.Any]]]:
