@@ -24,6 +24,7 @@ __all__ = [
     "ChildTemplate",
     "DefaultRule",
     "Enforcement",
+    "GroupingLookup",
     "Identity",
     "IdentityLookup",
     "Membership",
@@ -165,6 +166,17 @@ class IdentityLookup(t.Protocol):
     gives ``None`` for an object that does not exist, and raises when it cannot tell now."""
 
     def identity_of(self, namespace: str, name: str) -> Identity | None: ...
+
+
+class GroupingLookup(t.Protocol):
+    """What the cluster holds about a workload, for stamping (the webhook's watch-backed
+    :class:`webhook.governed.grouping.GroupingCache`): ``held`` says why the pods of the object
+    a root key ``(namespace, group, kind, name)`` names must not be stamped now, and raises
+    when it cannot tell yet; ``native`` why a kind is managed natively."""
+
+    def held(self, root: tuple[str, str, str, str]) -> str | None: ...
+
+    def native(self, group: str, kind: str) -> str | None: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,7 @@ import typing as t
 from pathlib import Path
 
 from webhook.policy.files import load_policies
-from webhook.policy.model import BUILTIN_POLICY_DIR, Enforcement, Policy
+from webhook.policy.model import BUILTIN_POLICY_DIR, Enforcement, GroupingLookup, Policy
 from webhook.vocab.errors import PolicyError
 from webhook.vocab.gates import DEFAULT_GATES, FeatureGates
 
@@ -27,6 +27,7 @@ class PolicySet:
         *,
         gates: FeatureGates = DEFAULT_GATES,
         notes: t.Iterable[str] = (),
+        grouping: GroupingLookup | None = None,
     ) -> None:
         by_name: dict[str, Policy] = {}
         for policy in policies:
@@ -59,6 +60,9 @@ class PolicySet:
         self.warnings: tuple[str, ...] = tuple(w for p in self.policies for w in p.warnings)
         # What loading skipped (documents beside the policies that are not policies), for a log line.
         self.notes: tuple[str, ...] = tuple(notes)
+        # What the cluster holds about workloads, for stamping (all or nothing, native mode):
+        # set by the webhook server, ``None`` elsewhere (docs/decisions.md §29).
+        self.grouping = grouping
 
     @classmethod
     def load(
@@ -80,14 +84,23 @@ class PolicySet:
         return self.for_kind(api_version, kind)
 
     def with_gates(self, gates: FeatureGates) -> PolicySet:
-        return PolicySet(self.policies, gates=gates, notes=self.notes)
+        return PolicySet(self.policies, gates=gates, notes=self.notes, grouping=self.grouping)
 
     def with_enforcement(self, enforcement: Enforcement | None) -> PolicySet:
         """Every policy with ``enforcement`` in place of its own ``spec.enforcement`` (the
         ``--enforcement`` flag of ``wasp serve`` and ``wasp validate``); ``None`` keeps them."""
         if enforcement is None or all(p.enforcement == enforcement for p in self.policies):
             return self
-        return PolicySet([p.enforced(enforcement) for p in self.policies], gates=self.gates, notes=self.notes)
+        return PolicySet(
+            [p.enforced(enforcement) for p in self.policies],
+            gates=self.gates,
+            notes=self.notes,
+            grouping=self.grouping,
+        )
+
+    def with_grouping(self, grouping: GroupingLookup | None) -> PolicySet:
+        """These policies with the webhook's view of the cluster's workloads attached."""
+        return PolicySet(self.policies, gates=self.gates, notes=self.notes, grouping=grouping)
 
 
 def _builtin(policy: Policy) -> bool:

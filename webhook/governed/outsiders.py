@@ -1,0 +1,100 @@
+"""Outsiders: pods and child objects that wasp would stamp now but that have no group.
+
+One exists when it was made before wasp governed its kind, while wasp's webhook was down under
+``failurePolicy: Ignore``, or while the ``GenericWorkload`` gate was off. Its workload must then
+get no new stamps (:mod:`webhook.governed.grouping`). The test is stamping's own: the object is
+an outsider exactly when stamping it now (without asking the grouping cache) would change it,
+so pods and templates stamping leaves out on purpose (a RayJob's submitter, a pod it cannot
+place, an inner object's marked templates) never count.
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+from webhook.compiler.annotations import GROUP_TEMPLATE_NAME
+from webhook.governed.grouping import RootKey, root_of
+from webhook.governed.membership import membership_policy
+from webhook.governed.ownership import controller_of
+from webhook.governed.placement import group_name, labels_of
+from webhook.governed.stamping import NOT_STAMPED, child_template_of, stamp_child, stamp_pod
+from webhook.governed.workloads import gate_refusal
+from webhook.policy import PolicySet
+
+__all__ = ["outsider", "slim_member"]
+
+Json = dict[str, t.Any]
+Obj = t.Mapping[str, t.Any]
+_DONE: t.Final = frozenset({"Succeeded", "Failed"})
+
+
+def _meta(obj: Obj) -> Obj:
+    metadata = obj.get("metadata")
+    return metadata if isinstance(metadata, dict) else {}
+
+
+def outsider(obj: Obj, policies: PolicySet) -> RootKey | None:
+    """The root of the workload ``obj`` (a Pod, or a child object of a governed kind) is an
+    outsider of, or ``None`` when it is grouped, left out on purpose, finished, or no member."""
+    if not isinstance(obj, dict):
+        return None
+    meta = _meta(obj)
+    namespace = str(meta.get("namespace") or "")
+    if meta.get("deletionTimestamp"):
+        return None
+    if obj.get("apiVersion") == "v1" and obj.get("kind") == "Pod":
+        status = obj.get("status")
+        if isinstance(status, dict) and status.get("phase") in _DONE:
+            return None  # a finished pod holds nothing back and is never replaced by itself
+        ref = controller_of(obj)
+        policy = (
+            policies.for_kind(str(ref.get("apiVersion")), str(ref.get("kind"))) if ref is not None else None
+        )
+        if ref is not None and policy is not None and policy.stamp_pods:
+            return root_of(namespace, ref) if stamp_pod(obj, policies, guard=False).roots else None
+        return _member_outsider(obj, namespace, policies)
+    found = child_template_of(obj, policies)
+    if found is None:
+        return None
+    stamped = stamp_child(obj, policies, guard=False)
+    grouping = {"schedulingGroup", GROUP_TEMPLATE_NAME}
+    if any(path.segments and path.segments[-1] in grouping for path in stamped.roots):
+        return root_of(namespace, found[2])
+    return None
+
+
+def _member_outsider(pod: Json, namespace: str, policies: PolicySet) -> RootKey | None:
+    """A pod of a membership policy (by label) is an outsider when it has no group, stamping
+    could place it, and the gates let its groups exist. Its UID is not needed to tell, so the
+    identity cache is not asked (it may not be filled yet)."""
+    spec = pod.get("spec")
+    if not isinstance(spec, dict) or spec.get("schedulingGroup") is not None:
+        return None
+    found = membership_policy(pod, policies)
+    if found is None:
+        return None
+    policy, name = found
+    if "GenericWorkload" not in policies.gates or gate_refusal(policy, policies.gates) is not None:
+        return None
+    api_version = f"{policy.group}/{policy.versions[0]}" if policy.group else policy.versions[0]
+    ref = {"apiVersion": api_version, "kind": policy.kind, "name": name, "uid": "-"}
+    annotations = _meta(pod).get("annotations")
+    if isinstance(annotations, dict) and NOT_STAMPED in annotations:
+        return None
+    try:
+        group_name(policy, ref, labels_of(pod, None))
+    except ValueError:
+        return None  # stamping would leave it alone too
+    return root_of(namespace, ref)
+
+
+def slim_member(policies: PolicySet) -> t.Callable[[Json], Json]:
+    """The watch transform for pods and child objects: the root it is an outsider of, if any."""
+
+    def transform(obj: Json) -> Json:
+        meta = _meta(obj)
+        keep = {k: meta[k] for k in ("name", "namespace", "resourceVersion") if k in meta}
+        root = outsider(obj, policies)
+        return {"metadata": keep, "kind": obj.get("kind", ""), "root": list(root) if root else None}
+
+    return transform
