@@ -47,6 +47,8 @@ Json = dict[str, t.Any]
 Obj = t.Mapping[str, t.Any]
 RootKey = tuple[str, str, str, str]  # namespace, API group, kind, name: what a controllerRef names
 _MANAGED_BY: t.Final = next(iter(MANAGED_BY_LABELS.items()))
+# The Workload API the grouping cache watches (group, version, plural, kind).
+WORKLOADS: t.Final = ("scheduling.k8s.io", "v1beta1", "workloads", "Workload")
 
 
 class GroupingUnavailable(IdentityUnavailable):
@@ -66,9 +68,10 @@ def wasp_made(obj: Obj) -> bool:
 
 def root_of(namespace: str, ref: Obj) -> RootKey:
     """The root key of the object an ownerReference-shaped ``ref`` names, in ``namespace``."""
-    api_version = ref.get("apiVersion")
+    api_version, kind, name = ref.get("apiVersion"), ref.get("kind"), ref.get("name")
     group = parse_group(api_version) if isinstance(api_version, str) else ""
-    return namespace, group, str(ref.get("kind") or ""), str(ref.get("name") or "")
+    # Only strings: anything else is a client's garbage (stamping refuses it on its own).
+    return namespace, group, kind if isinstance(kind, str) else "", name if isinstance(name, str) else ""
 
 
 def slim_workload(obj: Json) -> Json:
@@ -87,7 +90,7 @@ class GroupingCache:
     """The facts stamping needs about workloads, thread-safe (the watch threads write, request
     threads read). Not synced until each of its watches has listed once."""
 
-    def __init__(self, watches: int = 0) -> None:
+    def __init__(self) -> None:
         self._lock = threading.Lock()
         # root -> {Workload name: made by wasp}
         self._workloads: defaultdict[RootKey, dict[str, bool]] = defaultdict(dict)
@@ -98,19 +101,14 @@ class GroupingCache:
         self._outsiders: defaultdict[tuple[str, str, str], int] = defaultdict(int)
         # (group, kind) -> why the kind is managed natively (its CRD's field)
         self._native: dict[tuple[str, str], str] = {}
-        self._pending = watches
-        self.listed = threading.Event()
-        if watches == 0:
-            self.listed.set()
+        # One per watch feeding the cache, set once it has listed (the informers' own events).
+        self.listed: list[threading.Event] = []
+
+    @property
+    def synced(self) -> bool:
+        return all(event.is_set() for event in self.listed)
 
     # -- writes (the watches) ------------------------------------------------------------------
-
-    def mark_listed(self) -> None:
-        """One watch has listed once; the cache is synced when all have."""
-        with self._lock:
-            self._pending -= 1
-            if self._pending <= 0:
-                self.listed.set()
 
     def workload_changed(self, old: Obj | None, new: Obj | None) -> None:
         """A slim Workload (:func:`slim_workload`) was added, changed or deleted."""
@@ -167,7 +165,7 @@ class GroupingCache:
     def held(self, root: RootKey) -> str | None:
         """Why the pods of ``root`` must not be stamped now, or ``None`` (stamp them); raises
         :class:`GroupingUnavailable` before the first list."""
-        if not self.listed.is_set():
+        if not self.synced:
             raise GroupingUnavailable("the wasp webhook has not listed the workloads' pods and Workloads yet")
         namespace, group, kind, name = root
         with self._lock:

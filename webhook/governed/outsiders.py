@@ -13,7 +13,7 @@ from __future__ import annotations
 import typing as t
 
 from webhook.compiler.annotations import GROUP_TEMPLATE_NAME
-from webhook.governed.grouping import RootKey, root_of
+from webhook.governed.grouping import WORKLOADS, GroupingCache, RootKey, root_of, slim_workload
 from webhook.governed.membership import membership_policy
 from webhook.governed.ownership import controller_of
 from webhook.governed.placement import group_name, labels_of
@@ -21,7 +21,7 @@ from webhook.governed.stamping import NOT_STAMPED, child_template_of, stamp_chil
 from webhook.governed.workloads import gate_refusal
 from webhook.policy import PolicySet
 
-__all__ = ["outsider", "slim_member"]
+__all__ = ["grouping_feeds", "outsider", "slim_member", "stamps"]
 
 Json = dict[str, t.Any]
 Obj = t.Mapping[str, t.Any]
@@ -98,3 +98,32 @@ def slim_member(policies: PolicySet) -> t.Callable[[Json], Json]:
         return {"metadata": keep, "kind": obj.get("kind", ""), "root": list(root) if root else None}
 
     return transform
+
+
+Feed = tuple[
+    tuple[str, str, str, str], t.Callable[[Json], Json], t.Callable[[Json | None, Json | None], None]
+]
+
+
+def stamps(policies: PolicySet) -> bool:
+    """Whether a loaded policy stamps pods or child objects (then the webhook keeps a grouping
+    cache: docs/decisions.md §29)."""
+    return any(p.stamp_pods or p.child_templates or p.membership is not None for p in policies.policies)
+
+
+def grouping_feeds(policies: PolicySet, cache: GroupingCache) -> list[Feed]:
+    """What the webhook lists and watches into ``cache``: ``((group, version, plural, kind),
+    transform, handler)`` for Workloads, Pods (when a policy stamps pods) and each child kind."""
+    member = slim_member(policies)
+    feeds: list[Feed] = [(WORKLOADS, slim_workload, cache.workload_changed)]
+    if any(p.stamp_pods or p.membership is not None for p in policies.policies):
+        feeds.append((("", "v1", "pods", "Pod"), member, cache.member_changed))
+    seen = set()
+    for policy in policies.policies:
+        for child in policy.child_templates:
+            group, _, version = child.api_version.rpartition("/")
+            if child.resource is None or (group, child.kind) in seen:
+                continue
+            seen.add((group, child.kind))
+            feeds.append(((group, version, child.resource, child.kind), member, cache.member_changed))
+    return feeds
