@@ -55,7 +55,7 @@ def stamped(policies: PolicySet, name: str) -> bool:
         pytest.param([("pod", pod("rc-w-0"))], False, id="a pod outside a group"),
         pytest.param(
             [("workload", {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "Workload",
-                           "metadata": {"name": "rc", "namespace": "ml"},
+                           "metadata": {"name": "rc", "namespace": "ml", "ownerReferences": [OWNER]},
                            "spec": {"controllerRef": {"apiGroup": "ray.io", "kind": "RayCluster", "name": "rc"},
                                     "podGroupTemplates": [{"name": "t", "schedulingPolicy": {"basic": {}}}]}})],
             False, id="a Workload KubeRay made (native)",

@@ -76,8 +76,10 @@ class Chain:
         self.warnings: dict[str, tuple[str, ...]] = {}
         self.down: t.Container[int] = ()
         self.patched: dict[str, bool] = {}  # Kind/name -> wasp's mutating webhook changed it
+        self.admitted: dict[str, Json] = {}  # Kind/name -> the object as its controller sent it
         self.created = 0
         self.foreign: list[Json] = []
+        self.natives: dict[tuple[str, str], str] = {}  # (group, kind) -> why, from the served CRDs
         self._uids = itertools.count(1)
 
     def grouping(self) -> GroupingCache:
@@ -88,6 +90,8 @@ class Chain:
             cache.member_changed(None, member(obj))
         for workload in self.foreign:
             cache.workload_changed(None, slim_workload(workload))
+        for (group, kind), why in self.natives.items():
+            cache.set_native(group, kind, why)
         return cache
 
     def create(self, obj: Json, *, by: Json | None = None) -> Json:
@@ -104,6 +108,7 @@ class Chain:
             self.objects.append(stored)
             self.warnings[f"{obj['kind']}/{meta.get('name')}"] = ("wasp was down",)
             return stored
+        self.admitted[f"{obj['kind']}/{meta.get('name')}"] = copy.deepcopy(obj)
         policies = self.policies.with_grouping(self.grouping())
         mutation = mutate_object(obj, policies, operation="CREATE")
         stored = copy.deepcopy(mutation.object)

@@ -159,17 +159,30 @@ def test_an_outage_in_the_middle_stamps_nothing_after_the_first_outsider(name: s
 
 @pytest.mark.parametrize("name", REPLAYS)
 def test_a_workload_someone_else_made_stops_all_stamping(name: str) -> None:
-    """A Workload naming the root that wasp did not create: its controller manages WAS
-    natively (or someone made it by hand: decision 21). Nothing is stamped."""
+    """A Workload naming the root, controlled by it, that wasp did not create: its controller
+    manages WAS natively (or someone made it so: decision 21). Nothing is stamped."""
     root = _run(name).objects[0]
     group = root["apiVersion"].rpartition("/")[0]
+    owner = {"apiVersion": root["apiVersion"], "kind": root["kind"], "name": root["metadata"]["name"],
+             "uid": root["metadata"]["uid"], "controller": True}  # fmt: skip
     foreign = {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "Workload",
-               "metadata": {"name": "native", "namespace": root["metadata"].get("namespace", "default")},
+               "metadata": {"name": "native", "namespace": root["metadata"].get("namespace", "default"),
+                            "ownerReferences": [owner]},
                "spec": {"controllerRef": {"apiGroup": group, "kind": root["kind"], "name": root["metadata"]["name"]}}}  # fmt: skip
     chain = _run(name, foreign=[foreign])
     assert _grouped(chain, ()) == []
-    wasp_made = {
-        **foreign,
-        "metadata": {**foreign["metadata"], "labels": {"app.kubernetes.io/managed-by": "wasp"}},
-    }
-    assert _grouped(_run(name, foreign=[wasp_made]), REPLAYS[name][2])  # wasp's own Workload: a control
+    ours = _run(name)._planned()[0]  # the Workloads the reconciler makes: a control
+    assert ours and _grouped(_run(name, foreign=ours), REPLAYS[name][2])
+    byo = {**foreign, "metadata": {**foreign["metadata"], "ownerReferences": []}}
+    assert _grouped(_run(name, foreign=[byo]), REPLAYS[name][2])  # bring-your-own (spec row 61): a control
+
+
+@pytest.mark.parametrize("name", REPLAYS)
+def test_wasps_own_workload_of_another_structure_stops_stamping(name: str) -> None:
+    """Decision 21 with wasp's own Workload (a policy changed under it): the reconciler creates
+    no group (UnsupportedWorkloadStructure), so no pod is stamped for one."""
+    ours = copy.deepcopy(_run(name)._planned()[0])
+    for workload in ours:
+        for template in workload["spec"].get("podGroupTemplates", []):
+            template["name"] = "renamed"
+    assert _grouped(_run(name, foreign=ours), ()) == []

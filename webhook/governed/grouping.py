@@ -10,9 +10,12 @@ label's object):
 
 * a pod or child of the workload that wasp would stamp but that has no group (an *outsider*)
   exists: nothing more is stamped; the workload runs with default scheduling, all of it;
-* a Workload names the object (``spec.controllerRef``) that wasp did not create (no
+* a Workload names the object (``spec.controllerRef``), is controlled by it (an ownerReference
+  with its UID, as a controller sets on what it makes) and was not created by wasp (no
   ``app.kubernetes.io/managed-by: wasp``): the object's own controller manages WAS natively
-  (or someone made it by hand, decision 21): wasp stamps nothing and creates nothing;
+  (or someone made it so, decision 21): wasp stamps nothing and creates nothing. Without the
+  ownerReference it is bring-your-own, which the Job controller ignores (spec row 61), and so
+  does wasp;
 * the kind is managed natively (its served CRD carries the policy's ``spec.native`` field):
   likewise, for every object of the kind.
 
@@ -30,6 +33,8 @@ from collections import defaultdict
 
 from webhook.compiler.builder import parse_group
 from webhook.governed.membership import IdentityUnavailable
+from webhook.governed.ownership import controller_of
+from webhook.governed.reconcile_model import counts
 from webhook.governed.workloads import MANAGED_BY_LABELS
 from webhook.policy import PolicySet
 
@@ -38,6 +43,7 @@ __all__ = [
     "GroupingUnavailable",
     "RootKey",
     "held_back",
+    "missing_template",
     "root_of",
     "slim_workload",
     "wasp_made",
@@ -83,7 +89,10 @@ def slim_workload(obj: Json) -> Json:
     ref = ref if isinstance(ref, dict) else {}
     root = [meta.get("namespace", ""), ref.get("apiGroup", ""), ref.get("kind", ""), ref.get("name", "")]
     keep = {k: meta[k] for k in ("name", "namespace", "resourceVersion") if k in meta}
-    return {"metadata": keep, "root": root if ref.get("kind") else None, "wasp": wasp_made(obj)}
+    owner = controller_of(obj)
+    uid = owner.get("uid") if owner is not None else None
+    return {"metadata": keep, "root": root if ref.get("kind") else None, "wasp": wasp_made(obj),
+            "owner": uid if isinstance(uid, str) else "", "templates": sorted(counts(obj))}  # fmt: skip
 
 
 class GroupingCache:
@@ -92,8 +101,10 @@ class GroupingCache:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        # root -> {Workload name: made by wasp}
-        self._workloads: defaultdict[RootKey, dict[str, bool]] = defaultdict(dict)
+        # root -> {Workload name: (made by wasp, the UID of its controller owner)}
+        self._workloads: defaultdict[RootKey, dict[str, tuple[bool, str]]] = defaultdict(dict)
+        # (namespace, Workload name) -> its template names, for wasp's own Workloads
+        self._templates: dict[tuple[str, str], frozenset[str]] = {}
         # root -> {(kind, name) of each outsider}
         self._outside: defaultdict[RootKey, set[tuple[str, str]]] = defaultdict(set)
         # (namespace, kind, name) of each outsider: a child object that is itself a root (a
@@ -120,9 +131,11 @@ class GroupingCache:
                 key: RootKey = (root[0], root[1], root[2], root[3])
                 name = str(_meta(obj).get("name", ""))
                 if present:
-                    self._workloads[key][name] = bool(obj.get("wasp"))
+                    self._workloads[key][name] = (bool(obj.get("wasp")), str(obj.get("owner") or ""))
+                    self._templates[key[0], name] = frozenset(obj.get("templates") or ())
                 else:
                     self._workloads[key].pop(name, None)
+                    self._templates.pop((key[0], name), None)
                     if not self._workloads[key]:
                         del self._workloads[key]
 
@@ -147,6 +160,13 @@ class GroupingCache:
                     if self._outsiders[key[0], *member] <= 0:
                         del self._outsiders[key[0], *member]
 
+    def crd_changed(self, old: Obj | None, new: Obj | None) -> None:
+        """A slim CRD (:func:`webhook.governed.outsiders.slim_crd`) was added, changed or deleted."""
+        for group, kind, _ in (old or {}).get("natives", ()):
+            self.set_native(group, kind, None)
+        for group, kind, why in (new or {}).get("natives", ()):
+            self.set_native(group, kind, why)
+
     def set_native(self, group: str, kind: str, why: str | None) -> None:
         """The kind's served CRD says its controller manages WAS natively (``why``), or no
         longer does (``None``)."""
@@ -162,25 +182,45 @@ class GroupingCache:
         with self._lock:
             return self._native.get((group, kind))
 
-    def held(self, root: RootKey) -> str | None:
-        """Why the pods of ``root`` must not be stamped now, or ``None`` (stamp them); raises
-        :class:`GroupingUnavailable` before the first list."""
+    def templates(self, root: RootKey, uid: str) -> tuple[str, frozenset[str]] | None:
+        """wasp's one Workload of the object (its name and template names), or ``None``."""
+        with self._lock:
+            ours = [n for n, (mine, owner) in self._workloads.get(root, {}).items() if mine and owner == uid]
+            return (ours[0], self._templates.get((root[0], ours[0]), frozenset())) if len(ours) == 1 else None
+
+    def held(self, root: RootKey, uid: str) -> str | None:
+        """Why the pods of ``root`` (whose UID is ``uid``) must not be stamped now, or ``None``
+        (stamp them); raises :class:`GroupingUnavailable` before the first list."""
         if not self.synced:
             raise GroupingUnavailable("the wasp webhook has not listed the workloads' pods and Workloads yet")
         namespace, group, kind, name = root
         with self._lock:
             native = self._native.get((group, kind))
-            foreign = sorted(n for n, ours in self._workloads.get(root, {}).items() if not ours)
+            # Controlled by the object (as its controller makes one) and not wasp's: a Workload
+            # without that ownerReference is bring-your-own, ignored as the Job controller does.
+            foreign = sorted(
+                n for n, (ours, owner) in self._workloads.get(root, {}).items() if not ours and owner == uid
+            )
+            ours = sorted(
+                n for n, (mine, owner) in self._workloads.get(root, {}).items() if mine and owner == uid
+            )
             outside = sorted(self._outside.get(root, ()))
             inner = (namespace, kind, name) in self._outsiders
         if inner:
             return f"{kind} {namespace}/{name} is itself outside its owner's group (made while wasp was down)"
-        if native is not None:
+        if native is not None and not ours:
+            # An object wasp already manages (its Workload exists) stays so until it is done:
+            # stopping halfway would half-group it.
             return f"{kind} is managed natively ({native}): its controller groups its pods itself"
         if foreign:
             return (
                 f"Workload {', '.join(foreign)} names {kind} {name} and was not created by wasp: its controller "
                 "(or someone) manages its scheduling objects, which wasp leaves alone"
+            )
+        if len(ours) > 1:
+            return (
+                f"{len(ours)} Workloads of wasp's name {kind} {name} ({', '.join(ours)}): the reconciler uses none "
+                "(SeveralWorkloads), so no pod is stamped for a group nobody keeps"
             )
         if outside:
             shown = ", ".join(f"{k} {n}" for k, n in outside[:3]) + (" ..." if len(outside) > 3 else "")
@@ -192,10 +232,26 @@ class GroupingCache:
         return None
 
 
+def missing_template(policies: PolicySet, namespace: str, ref: Obj, template: str) -> str | None:
+    """Why a pod of ``template`` must not be stamped after all: wasp's Workload of the object
+    exists and has no such template (its structure changed under it, decision 21: the
+    reconciler creates no group, ``UnsupportedWorkloadStructure``); else ``None``."""
+    cache = policies.grouping
+    uid = ref.get("uid")
+    found = cache.templates(root_of(namespace, ref), uid if isinstance(uid, str) else "") if cache else None
+    if found is None or template in found[1]:
+        return None
+    return (
+        f"Workload {found[0]} has no template {template} (UnsupportedWorkloadStructure): the reconciler creates "
+        "no group for it; delete the Workload and wasp creates one that fits"
+    )
+
+
 def held_back(policies: PolicySet, namespace: str, ref: Obj) -> str | None:
     """Why stamping must leave the pods of the object ``ref`` names alone (see the module
     docstring), or ``None``; may raise :class:`GroupingUnavailable`."""
     cache = policies.grouping
     if cache is None:
         return None
-    return cache.held(root_of(namespace, ref))
+    uid = ref.get("uid")
+    return cache.held(root_of(namespace, ref), uid if isinstance(uid, str) else "")

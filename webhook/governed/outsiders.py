@@ -20,8 +20,9 @@ from webhook.governed.placement import group_name, labels_of
 from webhook.governed.stamping import NOT_STAMPED, child_template_of, stamp_child, stamp_pod
 from webhook.governed.workloads import gate_refusal
 from webhook.policy import PolicySet
+from webhook.policy.native import schema_native
 
-__all__ = ["grouping_feeds", "outsider", "slim_member", "stamps"]
+__all__ = ["CRDS", "crd_natives", "grouping_feeds", "outsider", "slim_crd", "slim_member", "stamps"]
 
 Json = dict[str, t.Any]
 Obj = t.Mapping[str, t.Any]
@@ -118,6 +119,8 @@ def grouping_feeds(policies: PolicySet, cache: GroupingCache) -> list[Feed]:
     feeds: list[Feed] = [(WORKLOADS, slim_workload, cache.workload_changed)]
     if any(p.stamp_pods or p.membership is not None for p in policies.policies):
         feeds.append((("", "v1", "pods", "Pod"), member, cache.member_changed))
+    if any(p.native is not None and p.native.crd_fields for p in policies.policies):
+        feeds.append((CRDS, slim_crd(policies), cache.crd_changed))
     seen = set()
     for policy in policies.policies:
         for child in policy.child_templates:
@@ -127,3 +130,35 @@ def grouping_feeds(policies: PolicySet, cache: GroupingCache) -> list[Feed]:
             seen.add((group, child.kind))
             feeds.append(((group, version, child.resource, child.kind), member, cache.member_changed))
     return feeds
+
+
+CRDS: t.Final = ("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition")
+
+
+def crd_natives(policies: PolicySet, crd: Obj) -> list[tuple[str, str, str | None]]:
+    """``(group, kind, why native or None)`` for each policy whose kind ``crd`` defines and
+    that has ``spec.native.crdFields``: the served schema of its first version decides."""
+    spec = crd.get("spec")
+    if not isinstance(spec, dict):
+        return []
+    names = spec.get("names")
+    plural = names.get("plural") if isinstance(names, dict) else None
+    out = []
+    for policy in policies.policies:
+        if policy.native is None or not policy.native.crd_fields:
+            continue
+        if (policy.group, policy.resource) == (spec.get("group"), plural):
+            out.append((policy.group, policy.kind, schema_native(policy.native, crd, policy.versions[0])))
+    return out
+
+
+def slim_crd(policies: PolicySet) -> t.Callable[[Json], Json]:
+    """The watch transform for CRDs: what the kinds it defines say about native mode."""
+
+    def transform(crd: Json) -> Json:
+        meta = _meta(crd)
+        keep = {k: meta[k] for k in ("name", "resourceVersion") if k in meta}
+        natives = [[g, k, why] for g, k, why in crd_natives(policies, crd) if why is not None]
+        return {"metadata": keep, "natives": natives}
+
+    return transform

@@ -32,6 +32,7 @@ from webhook.compiler.builder import Builder
 from webhook.compiler.names import generate_pod_group_name
 from webhook.compiler.types import BuildOptions
 from webhook.governed.delegation import clashes, delegated_leaves, delegated_templates
+from webhook.governed.grouping import wasp_made
 from webhook.governed.layering import outer_owner
 from webhook.governed.ownership import WAS_AWARE_KINDS, controller_of
 from webhook.governed.reconcile_model import (
@@ -67,10 +68,12 @@ from webhook.governed.workloads import (
     gate_refusal,
 )  # fmt: skip
 from webhook.policy import Policy, PolicySet
+from webhook.policy.native import object_native
 from webhook.vocab.errors import BuildError
 
 __all__ = [
-    "Create", "Mode", "Observed", "Patch", "Plan", "Report", "management_mode", "plan", "reconciled_policies",
+    "Create", "Mode", "Observed", "Patch", "Plan", "Report", "management_mode", "native_reason", "plan",
+    "reconciled_policies",
 ]  # fmt: skip
 
 Json = dict[str, t.Any]
@@ -175,6 +178,9 @@ def plan(
         return _plan_delegated(obj, observed)
     policy = policies.for_object(obj)
     assert policy is not None  # management_mode found it
+    native = native_reason(obj, policy, policies)
+    if native is not None and not _wasp_managed(obj, observed):
+        return Plan(reports=(Report("Normal", "ManagedNatively", native),))
     m = meta(obj)
     uid, version = string(m.get("uid")), string(m.get("resourceVersion"))
     known = memo.get(uid) if memo is not None and version else None
@@ -187,6 +193,28 @@ def plan(
     if isinstance(outcome, Report):
         return Plan(reports=(outcome,))
     return _plan_root(obj, outcome, observed, delegated_templates(policy, obj, policies.gates))
+
+
+def _wasp_managed(obj: Obj, observed: Observed) -> bool:
+    """wasp's Workload of ``obj`` exists: the object stays in adapter mode when its kind turns
+    native (stopping halfway would half-group it)."""
+    return any(controls(obj, w) and wasp_made(w) for w in observed.workloads)
+
+
+def native_reason(obj: Obj, policy: Policy, policies: PolicySet) -> str | None:
+    """Why ``obj``'s controller manages its scheduling objects itself (``spec.native``: the
+    kind's served CRD, as the cluster cache has read it, or the object's own field or
+    annotation), or ``None``. wasp then creates nothing and stamps nothing for it."""
+    kind_native = (
+        policies.grouping.native(policy.group, policy.kind) if policies.grouping is not None else None
+    )
+    why = kind_native or object_native(policy.native, obj)
+    if why is None:
+        return None
+    return (
+        f"{policy.kind} is managed natively ({why}): its controller creates its Workload and PodGroups; wasp "
+        "creates nothing and stamps nothing for it, and keeps validating it"
+    )
 
 
 def _compile(obj: Obj, policy: Policy, policies: PolicySet, verdict: Result | None) -> Compiled | Report:
@@ -220,16 +248,32 @@ def _plan_root(
     name = string(meta(obj).get("name"))
     wanted = compiled.workload
     api_version, kind = string(obj.get("apiVersion")), string(obj.get("kind"))
-    mine = [
+    controlled = [
         w for w in observed.workloads if controller_ref_names(w, api_version, kind, name) and controls(obj, w)
     ]
+    foreign = sorted(string(meta(w).get("name")) for w in controlled if not wasp_made(w))
+    if foreign:
+        # Its controller made it (it adopted WAS), or someone made it so: never raced, never
+        # touched; the webhook's grouping cache sees it too and stamps nothing (§29).
+        return Plan(
+            reports=(
+                Report(
+                    "Normal",
+                    "ManagedNatively",
+                    f"Workload {', '.join(foreign)} names this object and is controlled by it but was not created "
+                    "by wasp: its controller manages its scheduling objects; wasp creates nothing, changes "
+                    "nothing and stamps no pod of it",
+                ),
+            )
+        )
+    mine = controlled
     creatable = observed.unstamped_pods == 0
     if len(mine) > 1:
         names = ", ".join(sorted(string(meta(w).get("name")) for w in mine))
         return only(
             "SeveralWorkloads",
-            f"{len(mine)} Workloads are controlled by this object ({names}): nothing is changed; new pods are still "
-            "stamped and wait for a group (docs/decisions.md D10): delete the Workloads wasp did not create",
+            f"{len(mine)} Workloads are controlled by this object ({names}): nothing is changed and no new pod is "
+            "stamped (docs/decisions.md §29): delete all but one",
         )
     wanted_name = string(wanted["metadata"]["name"])
     if not mine:

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from webhook.compiler.annotations import GROUP_TEMPLATE_NAME, PARENT_COMPOSITE_POD_GROUP
 from webhook.governed.delegation import delegates
-from webhook.governed.grouping import held_back
+from webhook.governed.grouping import held_back, missing_template
 from webhook.governed.membership import resolve_member, unknown_group
 from webhook.governed.ownership import controller_of
 from webhook.governed.patch import assoc
@@ -130,11 +130,25 @@ def _stamp(
     if guard and (held := held_back(policies, _namespace(obj), ref)) is not None:
         return Stamped(obj, (f"{where}: not stamped: {held}",))
     try:
-        name = group_name(policy, ref, labels_of(obj, template))
+        labels = labels_of(obj, template)
+        name = group_name(policy, ref, labels)
         stamped = assoc(obj, path, {"podGroupName": name})
     except ValueError as exc:
         return Stamped(obj, (f"{where}: not stamped: {exc}",))
+    if guard and (unfit := _unfit(policies, _namespace(obj), ref, _template_of(policy, ref, labels))):
+        return Stamped(obj, (f"{where}: not stamped: {unfit}",))
     return Stamped(stamped, (), (path,))
+
+
+def _template_of(policy: Policy, ref: Obj, labels: t.Mapping[str, str]) -> str:
+    """The Workload template of the leaf a pod with ``labels`` joins (its group is named)."""
+    selected = select_leaf(policy, labels)
+    assert not isinstance(selected, str)  # group_name chose it
+    return leaf_template(ref, *selected)
+
+
+def _unfit(policies: PolicySet, namespace: str, ref: Obj, template: str) -> str | None:
+    return missing_template(policies, namespace, ref, template)
 
 
 def stamp_pod(pod: object, policies: PolicySet, *, guard: bool = True) -> Stamped:
@@ -206,7 +220,18 @@ def stamp_child(obj: object, policies: PolicySet, *, guard: bool = True) -> Stam
                 continue
             if why_not is None:
                 try:
-                    name = _mapped_group_name(policy, mapping, ref, key, labels_of(obj, template))
+                    labels = labels_of(obj, template)
+                    name = _mapped_group_name(policy, mapping, ref, key, labels)
+                    if guard:
+                        leaf = policy.node(mapping.node) if mapping.node is not None else None
+                        chosen = (
+                            leaf_template(ref, leaf, key)
+                            if leaf is not None
+                            else _template_of(policy, ref, labels)
+                        )
+                        why_not = _unfit(policies, _namespace(obj), ref, chosen)
+                        if why_not is not None:
+                            raise ValueError(why_not)
                 except ValueError as exc:
                     why_not = f"{path}: {exc}"
                     warnings.append(f"{where}: not stamped: {why_not}")

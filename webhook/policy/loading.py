@@ -20,6 +20,7 @@ from webhook.policy.celbinding import binding
 from webhook.policy.childtemplates import load_child_templates
 from webhook.policy.membership import load_membership
 from webhook.policy.model import DefaultRule, NodeSpec, PodCount, Policy, RefusedField
+from webhook.policy.native import load_native
 from webhook.policy.schema import POLICY_SCHEMA
 from webhook.vocab.errors import PolicyError
 from webhook.vocab.field import FieldPath
@@ -292,6 +293,7 @@ def parse_policy(source: str, doc: object) -> Policy:
         stamp_pods=stamping.get("pods", False),
         child_templates=child_templates,
         membership=membership,
+        native=load_native(loader, spec.get("native")),
         warnings=tuple(warnings),
         enforcement=spec.get("enforcement", "deny"),
         notice=spec.get("notice"),

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from webhook.compiler.types import BuildOptions, DisruptionKind, PolicyKind
+from webhook.policy.native import Native
 from webhook.vocab.field import FieldPath
 
 if t.TYPE_CHECKING:
@@ -171,12 +172,14 @@ class IdentityLookup(t.Protocol):
 class GroupingLookup(t.Protocol):
     """What the cluster holds about a workload, for stamping (the webhook's watch-backed
     :class:`webhook.governed.grouping.GroupingCache`): ``held`` says why the pods of the object
-    a root key ``(namespace, group, kind, name)`` names must not be stamped now, and raises
+    a root key ``(namespace, group, kind, name)`` and its UID name must not be stamped now, and raises
     when it cannot tell yet; ``native`` why a kind is managed natively."""
 
-    def held(self, root: tuple[str, str, str, str]) -> str | None: ...
+    def held(self, root: tuple[str, str, str, str], uid: str) -> str | None: ...
 
     def native(self, group: str, kind: str) -> str | None: ...
+
+    def templates(self, root: tuple[str, str, str, str], uid: str) -> tuple[str, frozenset[str]] | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,6 +229,8 @@ class Policy:
     stamp_pods: bool = False
     child_templates: tuple[ChildTemplate, ...] = ()
     membership: Membership | None = None
+    # spec.native: how to recognise a controller that manages WAS itself (webhook.policy.native)
+    native: Native | None = None
     warnings: tuple[str, ...] = ()
     enforcement: Enforcement = "deny"
     # A warning for every object of this kind that carries blocks (``spec.notice``).
