@@ -295,8 +295,8 @@ def _plan_root(
         # structure would not match them (decision 21).
         return only(
             "UnsupportedWorkloadStructure",
-            f"Workload {live_name}: {patch}; it is left alone and no group is created; new pods are still stamped "
-            "and wait for a group (docs/decisions.md D10): delete it and wasp creates its own",
+            f"Workload {live_name}: {patch}; it is left alone, no group is created and no new pod is stamped for a "
+            "template it lacks (docs/decisions.md §29): delete it and wasp creates its own",
         )
     writes: list[Create | Patch] = []
     reports: list[Report] = []
