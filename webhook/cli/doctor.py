@@ -22,8 +22,12 @@ import click
 from webhook.cli.cluster import Cluster, Unusable, open_cluster, unusable
 from webhook.cli.kubeconfig_flag import kubeconfig_option
 from webhook.cli.reporters_data import dumps
+from webhook.governed.modes import mode_checks
+from webhook.governed.outsiders import CRDS as CRD_RESOURCE
 from webhook.governed.readiness import FIELD_GATES, Check, Endpoint, Expected, Facts, checks, exit_code
 from webhook.kube.api import ApiException, Resource
+from webhook.policy import PolicySet
+from webhook.policy.integrations import KNOWN_INTEGRATIONS, integration_paths
 
 __all__ = ["doctor", "gather"]
 
@@ -33,6 +37,7 @@ MUTATING: t.Final = Resource("admissionregistration.k8s.io", "v1", "mutatingwebh
 SERVICES: t.Final = Resource("", "v1", "services", "Service")
 SLICES: t.Final = Resource("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice")
 LEASES: t.Final = Resource("coordination.k8s.io", "v1", "leases", "Lease")
+CRDS: t.Final = Resource(*CRD_RESOURCE)
 MAX_ENDPOINTS: t.Final = 3  # served certificates fetched: enough to see a stale replica
 _GANG: t.Final = {"gang": {"minCount": 1}}
 # The body of each gate's dry-run probe (the gated field set, the rest minimal and valid).
@@ -124,6 +129,19 @@ def gather(cluster: Cluster, *, namespace: str, release: str, probe_namespace: s
                  lease=cluster.get(LEASES, namespace, lease))  # fmt: skip
 
 
+def _modes(cluster: Cluster) -> list[Check]:
+    """Adapter or native, for each shipped integration whose CRD is installed (docs/coexistence.md)."""
+    try:
+        policies = PolicySet.load(integration_paths(KNOWN_INTEGRATIONS), builtin=False)
+        crds = {
+            f"{p.resource}.{p.group}": cluster.get(CRDS, None, f"{p.resource}.{p.group}")
+            for p in policies.policies
+        }
+    except Exception:  # noqa: BLE001 - informational lines: a cluster that hides CRDs only loses them
+        return []
+    return mode_checks(policies, crds)
+
+
 _MARKS: t.Final = {"pass": "PASS", "warn": "WARN", "fail": "FAIL"}
 
 
@@ -189,7 +207,7 @@ def doctor(kubeconfig: Path | None, namespace: str, release: str, probe_namespac
                        lease=lease_name, now=datetime.now(UTC))  # fmt: skip
     except Exception as exc:
         raise Unusable(unusable(exc)) from None
-    found = checks(facts, expected)
+    found = checks(facts, expected) + _modes(cluster)
     code = exit_code(found)
     if output == "json":
         doc = {"checks": [c.to_json() for c in found], "ready": code == 0, "exitCode": code}
