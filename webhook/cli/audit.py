@@ -32,6 +32,7 @@ from webhook.cli.cluster import Cluster, Unusable, default_namespace, open_clust
 from webhook.cli.kubeconfig_flag import kubeconfig_option
 from webhook.cli.validate import load_policy_set, with_policy_options
 from webhook.governed import foreign_gangs
+from webhook.governed.apis import GROUP, PLURALS, choose
 from webhook.governed.audit import (
     KINDS,
     Finding,
@@ -45,7 +46,7 @@ from webhook.governed.grouping import GroupingCache
 from webhook.governed.modes import kind_modes
 from webhook.governed.outsiders import CRDS as CRD_RESOURCE
 from webhook.governed.outsiders import slim_crd
-from webhook.kube.api import BY_KIND, PODS, ApiException, Resource
+from webhook.kube.api import PODS, ApiException, Resource
 from webhook.policy import PolicySet
 
 __all__ = ["audit", "policies_from"]
@@ -82,9 +83,13 @@ class Audit:
         self.cluster, self.policies, self.reporter = cluster, policies, reporter
         self.selector, self.progress = selector, progress
         self.summary = Summary()
-        self.kinds = [(kind, BY_KIND[kind]) for kind in KINDS if cluster.serves(BY_KIND[kind])]
+        # The scheduling versions the cluster serves and wasp has a schema for (never guessed).
+        chosen = choose(cluster.api.group_versions(GROUP), write=False)
+        self.kinds = [
+            (k, Resource(GROUP, chosen.versions[k], PLURALS[k], k)) for k in KINDS if k in chosen.versions
+        ]
         self.was = {k for k, _ in self.kinds} >= {"Workload", "PodGroup"}
-        self.summary.not_served += [str(BY_KIND[k]) for k in KINDS if k not in dict(self.kinds)]
+        self.summary.not_served += [chosen.missing[k] for k in KINDS if k in chosen.missing]
         self.foreign: list[tuple[foreign_gangs.System, Resource]] = []
         for system, spec in foreign_gangs.SYSTEMS.items():
             if spec is not None and cluster.serves(Resource(*spec)):

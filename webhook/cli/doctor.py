@@ -107,9 +107,9 @@ def gather(cluster: Cluster, *, namespace: str, release: str, probe_namespace: s
         version = t.cast(Json, cluster.api.call("GET", "/version"))
     except ApiException:
         version = {}
-    served = {
-        f"scheduling.k8s.io/{v}": cluster.served("scheduling.k8s.io", v) for v in ("v1beta1", "v1alpha3")
-    }
+    # Every version discovery lists (a version wasp has no schema for is named, not used).
+    versions = {*cluster.api.group_versions("scheduling.k8s.io"), "v1beta1", "v1alpha3"}
+    served = {f"scheduling.k8s.io/{v}": cluster.served("scheduling.k8s.io", v) for v in sorted(versions)}
     kept = {gate: _probe(cluster, gate, probe_namespace) for gate in FIELD_GATES}
     validating = cluster.get(VALIDATING, None, f"{release}-validating")
     mutating = cluster.get(MUTATING, None, f"{release}-mutating")

@@ -121,6 +121,14 @@ def _discovery(facts: Facts) -> list[Check]:
             out.append(Check(f"api/{resource}", title, "pass", "served", required=required))
         else:
             detail = "not served" if facts.served.get(gv) is not None else f"{gv} is not served at all"
+            group = gv.rpartition("/")[0]
+            elsewhere = sorted(
+                g
+                for g, names in facts.served.items()
+                if g.startswith(f"{group}/") and names and resource in names
+            )
+            if elsewhere:  # discovered, but wasp has no schema for it: named, never used
+                detail += f"; served in {', '.join(elsewhere)}, which wasp has no schema for"
             fix = f"enable the API with --runtime-config={gv}=true and " + GATE_FIX.format(gate=gate)
             out.append(Check(f"api/{resource}", title, "fail" if required else "warn", detail, fix, required))
     return out

@@ -22,10 +22,7 @@ from webhook.governed.outsiders import CRDS, slim_crd
 from webhook.governed.reconcile import Create, Patch, Plan, Report, plan, reconciled_policies
 from webhook.kube.api import (
     BY_KIND,
-    COMPOSITE_POD_GROUPS,
-    POD_GROUPS,
     PODS,
-    WORKLOADS,
     Api,
     ApiException,
     Resource,
@@ -75,8 +72,11 @@ def _meta(obj: t.Mapping[str, t.Any]) -> t.Mapping[str, t.Any]:
 
 
 class Reconciler:
-    def __init__(self, api: Api, policies: PolicySet, fence: Fence, options: Options = Options()) -> None:
+    def __init__(self, api: Api, policies: PolicySet, fence: Fence, options: Options = Options(),
+                 *, scheduling: t.Mapping[str, Resource] | None = None) -> None:  # fmt: skip
         self.api, self.policies, self.fence, self.options = api, policies, fence, options
+        # The scheduling resources in the versions discovery chose (reconciler/startup.py).
+        self.scheduling = {**BY_KIND, **(scheduling or {})}
         # Kinds whose served CRD says their controller manages WAS itself (spec.native): the
         # plans read it through the policies; nothing is planned before the CRDs are listed.
         self.native = GroupingCache()
@@ -94,17 +94,17 @@ class Reconciler:
             )
             for r in governed_resources(policies)
         ]
-        scheduling = [WORKLOADS, POD_GROUPS]
+        watched = [self.scheduling["Workload"], self.scheduling["PodGroup"]]
         if (
             any(p.root.composite for p in reconciled_policies(policies))
             and "CompositePodGroup" in policies.gates
         ):
-            scheduling.append(COMPOSITE_POD_GROUPS)
+            watched.append(self.scheduling["CompositePodGroup"])
         self.informers += [
             Informer(
                 api, r, self._on_scheduling(r), watch_timeout=options.watch_timeout, observer=metrics.WATCHES
             )
-            for r in scheduling
+            for r in watched
         ]
         if any(p.native is not None and p.native.crd_fields for p in reconciled_policies(policies)):
             self.informers.append(
@@ -275,7 +275,7 @@ class Reconciler:
         if not self.fence.may_write():
             metrics.action(action, write.kind, "not_leader").inc()
             raise NotLeader()
-        resource = BY_KIND[write.kind]
+        resource = self.scheduling[write.kind]
         namespace = _meta(obj).get("namespace", "")
         writing = (write.kind, namespace, write.name)
         self.world.writing.add(writing)
