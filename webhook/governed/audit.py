@@ -44,7 +44,7 @@ Severity = t.Literal["error", "warning", "info"]
 
 # Reports of the plan that are not a problem of the cluster but wasp choosing not to act.
 _WARNINGS: t.Final = frozenset(
-    {"StartedWithoutGroups", "ParentWorkloadMissing", "CompositePodGroupImmutable"}
+    {"StartedWithoutGroups", "ParentWorkloadMissing", "CompositePodGroupImmutable", "PodsOutsideGroup"}
 )
 
 

@@ -317,6 +317,17 @@ def _plan_root(
             )
         _sync_group(obj, "PodGroup", group, live_name, seen, creatable, writes, reports, owner)
     reports.extend(_extra_groups(obj, compiled, live_name, observed))
+    if observed.unstamped_pods:
+        # Made while the webhook was down under Ignore (or before the gate was on) after the
+        # Workload: the webhook stamps no new pod of it (§29); what was stamped before waits.
+        reports.append(
+            warn(
+                "PodsOutsideGroup",
+                f"{observed.unstamped_pods} pod(s) of this object run outside its group (made while wasp's "
+                "webhook was down under failurePolicy Ignore, or before the GenericWorkload gate was on): no new "
+                "pod is stamped; pods stamped earlier wait for a gang that may not form: recreate the object",
+            )
+        )
     return Plan(tuple(writes), tuple(dict.fromkeys(reports)))
 
 

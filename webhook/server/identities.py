@@ -28,6 +28,7 @@ from pathlib import Path
 
 from urllib3.exceptions import HTTPError
 
+from webhook.governed.apis import GROUP, choose
 from webhook.governed.desired_groups import identity
 from webhook.governed.grouping import GroupingCache
 from webhook.governed.membership import IdentityCache, IdentityUnavailable, membership_kinds, with_identities
@@ -125,7 +126,13 @@ class IdentityWatch:
     def _watch_grouping(self, api: Api, cache: GroupingCache) -> None:
         """Workloads, and the pods and child objects stamping makes, into the grouping cache; a
         resource that is not served, or that the webhook may not list, is left out (logged)."""
+        try:  # the Workload version is discovered (docs/coexistence.md), never guessed
+            workload_version = choose(api.group_versions(GROUP), write=False).versions.get("Workload")
+        except (ApiException, HTTPError, OSError, ValueError):
+            workload_version = None  # unreachable now: the informer retries with the emitted version
         for (group, version, plural, kind), transform, handler in grouping_feeds(self.planner, cache):
+            if (group, kind) == (GROUP, "Workload") and workload_version is not None:
+                version = workload_version
             resource = Resource(group, version, plural, kind)
             problem = _listable(api, resource)
             if problem is not None:
