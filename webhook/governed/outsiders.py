@@ -26,7 +26,6 @@ __all__ = ["CRDS", "crd_natives", "grouping_feeds", "outsider", "slim_crd", "sli
 
 Json = dict[str, t.Any]
 Obj = t.Mapping[str, t.Any]
-_DONE: t.Final = frozenset({"Succeeded", "Failed"})
 
 
 def _meta(obj: Obj) -> Obj:
@@ -36,17 +35,15 @@ def _meta(obj: Obj) -> Obj:
 
 def outsider(obj: Obj, policies: PolicySet) -> RootKey | None:
     """The root of the workload ``obj`` (a Pod, or a child object of a governed kind) is an
-    outsider of, or ``None`` when it is grouped, left out on purpose, finished, or no member."""
+    outsider of, or ``None`` when it is grouped, left out on purpose, or no member."""
     if not isinstance(obj, dict):
         return None
     meta = _meta(obj)
     namespace = str(meta.get("namespace") or "")
-    if meta.get("deletionTimestamp"):
-        return None
     if obj.get("apiVersion") == "v1" and obj.get("kind") == "Pod":
-        status = obj.get("status")
-        if isinstance(status, dict) and status.get("phase") in _DONE:
-            return None  # a finished pod holds nothing back and is never replaced by itself
+        # Finished and terminating pods count as long as they exist, as the reconciler counts
+        # them (StartedWithoutGroups): the two must agree, or stamped pods would wait for a
+        # group the reconciler never creates.
         ref = controller_of(obj)
         policy = (
             policies.for_kind(str(ref.get("apiVersion")), str(ref.get("kind"))) if ref is not None else None
