@@ -34,9 +34,10 @@ from collections import defaultdict
 from webhook.compiler.builder import parse_group
 from webhook.governed.membership import IdentityUnavailable
 from webhook.governed.ownership import controller_of
-from webhook.governed.reconcile_model import counts
+from webhook.governed.reconcile_model import controls, counts
 from webhook.governed.workloads import MANAGED_BY_LABELS
-from webhook.policy import PolicySet
+from webhook.policy import Policy, PolicySet
+from webhook.policy.native import object_native
 
 __all__ = [
     "GroupingCache",
@@ -44,9 +45,11 @@ __all__ = [
     "RootKey",
     "held_back",
     "missing_template",
+    "native_reason",
     "root_of",
     "slim_workload",
     "wasp_made",
+    "wasp_managed",
 ]
 
 Json = dict[str, t.Any]
@@ -255,3 +258,25 @@ def held_back(policies: PolicySet, namespace: str, ref: Obj) -> str | None:
         return None
     uid = ref.get("uid")
     return cache.held(root_of(namespace, ref), uid if isinstance(uid, str) else "")
+
+
+def wasp_managed(obj: Obj, workloads: t.Iterable[Obj]) -> bool:
+    """wasp's Workload of ``obj`` is among ``workloads``: the object stays in adapter mode when
+    its kind turns native (stopping halfway would half-group it)."""
+    return any(controls(obj, w) and wasp_made(w) for w in workloads)
+
+
+def native_reason(obj: Obj, policy: Policy, policies: PolicySet) -> str | None:
+    """Why ``obj``'s controller manages its scheduling objects itself (``spec.native``: the
+    kind's served CRD, as the cluster cache has read it, or the object's own field or
+    annotation), or ``None``. wasp then creates nothing and stamps nothing for it."""
+    kind_native = (
+        policies.grouping.native(policy.group, policy.kind) if policies.grouping is not None else None
+    )
+    why = kind_native or object_native(policy.native, obj)
+    if why is None:
+        return None
+    return (
+        f"{policy.kind} is managed natively ({why}): its controller creates its Workload and PodGroups; wasp "
+        "creates nothing and stamps nothing for it, and keeps validating it"
+    )

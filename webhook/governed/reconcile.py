@@ -32,7 +32,7 @@ from webhook.compiler.builder import Builder
 from webhook.compiler.names import generate_pod_group_name
 from webhook.compiler.types import BuildOptions
 from webhook.governed.delegation import clashes, delegated_leaves, delegated_templates
-from webhook.governed.grouping import wasp_made
+from webhook.governed.grouping import native_reason, wasp_made, wasp_managed
 from webhook.governed.layering import outer_owner
 from webhook.governed.ownership import WAS_AWARE_KINDS, controller_of
 from webhook.governed.reconcile_model import (
@@ -68,7 +68,6 @@ from webhook.governed.workloads import (
     gate_refusal,
 )  # fmt: skip
 from webhook.policy import Policy, PolicySet
-from webhook.policy.native import object_native
 from webhook.vocab.errors import BuildError
 
 __all__ = [
@@ -179,7 +178,7 @@ def plan(
     policy = policies.for_object(obj)
     assert policy is not None  # management_mode found it
     native = native_reason(obj, policy, policies)
-    if native is not None and not _wasp_managed(obj, observed):
+    if native is not None and not wasp_managed(obj, observed.workloads):
         return Plan(reports=(Report("Normal", "ManagedNatively", native),))
     m = meta(obj)
     uid, version = string(m.get("uid")), string(m.get("resourceVersion"))
@@ -193,28 +192,6 @@ def plan(
     if isinstance(outcome, Report):
         return Plan(reports=(outcome,))
     return _plan_root(obj, outcome, observed, delegated_templates(policy, obj, policies.gates))
-
-
-def _wasp_managed(obj: Obj, observed: Observed) -> bool:
-    """wasp's Workload of ``obj`` exists: the object stays in adapter mode when its kind turns
-    native (stopping halfway would half-group it)."""
-    return any(controls(obj, w) and wasp_made(w) for w in observed.workloads)
-
-
-def native_reason(obj: Obj, policy: Policy, policies: PolicySet) -> str | None:
-    """Why ``obj``'s controller manages its scheduling objects itself (``spec.native``: the
-    kind's served CRD, as the cluster cache has read it, or the object's own field or
-    annotation), or ``None``. wasp then creates nothing and stamps nothing for it."""
-    kind_native = (
-        policies.grouping.native(policy.group, policy.kind) if policies.grouping is not None else None
-    )
-    why = kind_native or object_native(policy.native, obj)
-    if why is None:
-        return None
-    return (
-        f"{policy.kind} is managed natively ({why}): its controller creates its Workload and PodGroups; wasp "
-        "creates nothing and stamps nothing for it, and keeps validating it"
-    )
 
 
 def _compile(obj: Obj, policy: Policy, policies: PolicySet, verdict: Result | None) -> Compiled | Report:
