@@ -33,7 +33,10 @@ from dataclasses import dataclass
 from webhook.compiler.annotations import GROUP_TEMPLATE_NAME
 from webhook.compiler.names import generate_pod_group_name
 from webhook.governed.desired_groups import converge
+from webhook.governed.grouping import GroupingCache, slim_workload
+from webhook.governed.membership import membership_policy
 from webhook.governed.mutation import mutate_object
+from webhook.governed.outsiders import slim_member
 from webhook.governed.ownership import controller_of
 from webhook.governed.reconcile import Mode, management_mode
 from webhook.governed.reconcile_model import controller_ref_names, counts
@@ -62,11 +65,34 @@ class Landing:
 
 
 class Chain:
+    """``down``: the indices (in creation order, from 0) of the creates during which wasp's
+    webhooks are down under ``failurePolicy: Ignore`` (stored as created); ``foreign``:
+    Workloads someone other than wasp made. Every admission sees the grouping cache as a fresh list of what is stored (what the
+    webhook's watch holds, docs/decisions.md §30)."""
+
     def __init__(self, policies: PolicySet) -> None:
         self.policies = policies
         self.objects: list[Json] = []
         self.warnings: dict[str, tuple[str, ...]] = {}
+        self.down: t.Container[int] = ()
+        self.patched: dict[str, bool] = {}  # Kind/name -> wasp's mutating webhook changed it
+        self.admitted: dict[str, Json] = {}  # Kind/name -> the object as its controller sent it
+        self.created = 0
+        self.foreign: list[Json] = []
+        self.natives: dict[tuple[str, str], str] = {}  # (group, kind) -> why, from the served CRDs
         self._uids = itertools.count(1)
+
+    def grouping(self) -> GroupingCache:
+        """The webhook's grouping cache after a list of everything stored."""
+        cache = GroupingCache()
+        member = slim_member(self.policies)
+        for obj in self.objects:
+            cache.member_changed(None, member(obj))
+        for workload in self.foreign:
+            cache.workload_changed(None, slim_workload(workload))
+        for (group, kind), why in self.natives.items():
+            cache.set_native(group, kind, why)
+        return cache
 
     def create(self, obj: Json, *, by: Json | None = None) -> Json:
         """``obj`` admitted as the apiserver would store it: its controller owner set from
@@ -75,7 +101,16 @@ class Chain:
         meta = obj.setdefault("metadata", {})
         if by is not None:
             meta["ownerReferences"] = [owner_ref(by)]
-        mutation = mutate_object(obj, self.policies, operation="CREATE")
+        index, self.created = self.created, self.created + 1
+        if index in self.down:
+            stored = obj
+            stored["metadata"].setdefault("uid", f"uid-{meta.get('name', 'x')}-{next(self._uids)}")
+            self.objects.append(stored)
+            self.warnings[f"{obj['kind']}/{meta.get('name')}"] = ("wasp was down",)
+            return stored
+        self.admitted[f"{obj['kind']}/{meta.get('name')}"] = copy.deepcopy(obj)
+        policies = self.policies.with_grouping(self.grouping())
+        mutation = mutate_object(obj, policies, operation="CREATE")
         stored = copy.deepcopy(mutation.object)
         verdict = validate_object(stored, policies=self.policies)
         assert verdict.allowed, (
@@ -84,6 +119,7 @@ class Chain:
         stored["metadata"].setdefault("uid", f"uid-{meta.get('name', 'x')}-{next(self._uids)}")
         self.objects.append(stored)
         self.warnings[f"{obj['kind']}/{meta.get('name')}"] = mutation.warnings
+        self.patched[f"{obj['kind']}/{meta.get('name')}"] = bool(mutation.patch)
         return stored
 
     def pod(self, template: Json, *, name: str, by: Json, labels: Json | None = None,
@@ -178,6 +214,34 @@ class Chain:
             name = obj["metadata"]["name"]
             out.append(Landing(name, group.get("podGroupName"), self.warnings[f"Pod/{name}"]))
         return out
+
+    def root(self, pod: Json) -> str:
+        """``Kind/name`` of the outermost governed object the pod belongs to (its member
+        label's object, or the top of its owner chain among the stored objects)."""
+        member = membership_policy(pod, self.policies)
+        if member is not None:
+            return f"{member[0].kind}/{member[1]}"
+        by_uid = {o["metadata"]["uid"]: o for o in self.objects}
+        current, top = pod, pod
+        while (ref := controller_of(current)) is not None and ref.get("uid") in by_uid:
+            current = by_uid[ref["uid"]]
+            if self.policies.for_object(current) is not None:
+                top = current
+        return f"{top['kind']}/{top['metadata']['name']}"
+
+    def half_grouped(self, exempt: t.Iterable[str] = ()) -> dict[str, tuple[list[str], list[str]]]:
+        """Roots with pods in a group and pods of the same workload outside any (pods whose
+        name starts with a prefix in ``exempt`` are outside its gang on purpose): ``{root:
+        (grouped pods, ungrouped pods)}``; empty when every workload is all or nothing."""
+        exempt = tuple(exempt)
+        by_root: dict[str, tuple[list[str], list[str]]] = {}
+        pods = {o["metadata"]["name"]: o for o in self.objects if o["kind"] == "Pod"}
+        for landing in self.landings():
+            if landing.pod.startswith(exempt) if exempt else False:
+                continue
+            grouped, ungrouped = by_root.setdefault(self.root(pods[landing.pod]), ([], []))
+            (grouped if landing.group is not None else ungrouped).append(landing.pod)
+        return {root: both for root, both in by_root.items() if both[0] and both[1]}
 
     def check(self, left_alone: t.Mapping[str, str] | None = None) -> list[Landing]:
         """Assert that every pod points at a desired PodGroup, or is left alone and its name

@@ -113,7 +113,9 @@ def test_existing_controlled_objects_are_discovered_and_used_even_with_unstamped
     world = converged_world(obj)
     world.unstamped_pods = 2
     p = plan(obj, PS, world.observed())
-    assert p.writes == () and p.reports == ()
+    # Kept and used; the pods outside the group are reported (docs/decisions.md §30).
+    assert p.writes == () and reasons(p) == ["PodsOutsideGroup"]
+    assert plan(obj, PS, converged_world(obj).observed()).reports == ()  # control: every pod grouped
 
 
 def test_a_workload_naming_the_object_without_a_controller_reference_is_ignored() -> None:

@@ -31,6 +31,7 @@ class Summary:
     findings: dict[str, int] = field(default_factory=lambda: {"error": 0, "warning": 0, "info": 0})
     not_served: list[str] = field(default_factory=list)  # resources audit would read but the cluster lacks
     inconsistent_lists: int = 0
+    modes: list[str] = field(default_factory=list)  # each governed kind's mode (docs/coexistence.md)
 
     def exit_code(self, strict: bool) -> int:
         return int(bool(self.findings["error"] or (strict and self.findings["warning"])))
@@ -44,12 +45,15 @@ class Summary:
             line += f"; not served: {', '.join(self.not_served)}"
         if self.inconsistent_lists:
             line += f"; {self.inconsistent_lists} lists continued after 410 Expired (not one snapshot)"
+        if self.modes:
+            line += f"; modes: {', '.join(self.modes)}"
         return line
 
     def to_json(self) -> Json:
         return {"namespaces": self.namespaces, "objects": self.objects, "schedulingObjects": self.scheduling_objects,
                 "pods": self.pods, "foreignGangs": self.foreign_gangs, "findings": dict(self.findings),
-                "notServed": list(self.not_served), "inconsistentLists": self.inconsistent_lists}  # fmt: skip
+                "notServed": list(self.not_served), "inconsistentLists": self.inconsistent_lists,
+                "modes": list(self.modes)}  # fmt: skip
 
 
 def _title(ref: t.Mapping[str, t.Any]) -> str:

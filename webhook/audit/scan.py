@@ -25,6 +25,7 @@ from webhook.explain.cluster import Reader
 from webhook.explain.diagnose import summary_line
 from webhook.explain.runtime import Runtime
 from webhook.governed import foreign_gangs
+from webhook.governed.apis import GROUP, PLURALS, choose
 from webhook.governed.drift import (
     KINDS,
     Finding,
@@ -34,13 +35,18 @@ from webhook.governed.drift import (
     judge_scheduling_object,
     object_ref,
 )
-from webhook.kube.api import BY_KIND, PODS, Resource
+from webhook.governed.grouping import GroupingCache
+from webhook.governed.modes import kind_modes
+from webhook.governed.outsiders import CRDS as CRD_RESOURCE
+from webhook.governed.outsiders import slim_crd
+from webhook.kube.api import PODS, ApiException, Resource
 from webhook.policy import PolicySet
 
 __all__ = ["Audit", "Progress", "namespaces"]
 
 Json = dict[str, t.Any]
 NAMESPACES: t.Final = Resource("", "v1", "namespaces", "Namespace")
+CRDS: t.Final = Resource(*CRD_RESOURCE)
 # (system, gang name) -> [the ForeignGang, member pods, members that also name a native PodGroup]
 Tally = dict[tuple[str, str], list[t.Any]]
 
@@ -70,13 +76,18 @@ class Audit:
         self.cluster, self.policies, self.reporter = cluster, policies, reporter
         self.selector, self.progress = selector, progress
         self.summary = Summary()
-        self.kinds = [(kind, BY_KIND[kind]) for kind in KINDS if cluster.serves(BY_KIND[kind])]
+        # The scheduling versions the cluster serves and wasp has a schema for (never guessed).
+        chosen = choose(cluster.api.group_versions(GROUP), write=False)
+        self.kinds = [
+            (k, Resource(GROUP, chosen.versions[k], PLURALS[k], k)) for k in KINDS if k in chosen.versions
+        ]
         self.was = {k for k, _ in self.kinds} >= {"Workload", "PodGroup"}
-        self.summary.not_served += [str(BY_KIND[k]) for k in KINDS if k not in dict(self.kinds)]
+        self.summary.not_served += [chosen.missing[k] for k in KINDS if k in chosen.missing]
         self.foreign: list[tuple[foreign_gangs.System, Resource]] = []
         for system, spec in foreign_gangs.SYSTEMS.items():
             if spec is not None and cluster.serves(Resource(*spec)):
                 self.foreign.append((system, Resource(*spec)))
+        self.policies = policies = _with_modes(cluster, policies, self.summary)
         self.governed: list[Resource] = []
         for policy in policies.policies:
             resource = Resource(policy.group, policy.versions[0], policy.resource, policy.kind)
@@ -196,6 +207,28 @@ class Audit:
                                  f"{native} of its {members} pods also name a native PodGroup (spec.schedulingGroup): "
                                  f"both gangs apply to them; keep one", detail={"pods": members, "podsInNativeGroups": native}))  # fmt: skip
         self.emit(ref, found)
+
+
+def _with_modes(cluster: Cluster, policies: PolicySet, summary: Summary) -> PolicySet:
+    """Each governed kind's mode into the summary, and the native kinds into the policies (so a
+    native kind's objects are judged as the reconciler plans them: ``ManagedNatively``)."""
+    crds = {f"{p.resource}.{p.group}": _crd(cluster, f"{p.resource}.{p.group}")
+            for p in policies.policies if p.group and cluster.serves(CRDS)}  # fmt: skip
+    summary.modes = [m.text() for m in kind_modes(policies, crds)]
+    cache = GroupingCache()
+    for crd in crds.values():
+        if crd is not None:
+            cache.crd_changed(None, slim_crd(policies)(crd))
+    return policies.with_grouping(cache)
+
+
+def _crd(cluster: Cluster, name: str) -> Json | None:
+    try:
+        return cluster.get(CRDS, None, name)
+    except ApiException as exc:
+        if exc.status in (401, 403):
+            return None  # not allowed to read CRDs: the kind's mode is judged without its schema
+        raise
 
 
 def namespaces(cluster: Cluster) -> t.Iterator[str]:

@@ -23,8 +23,11 @@ from cryptography import x509
 from webhook.certs.pem import load_certs, utc
 from webhook.certs.validity import issued_by
 from webhook.doctor.install import Expected, configured_entries, installed
+from webhook.governed.modes import kind_modes
+from webhook.policy import PolicySet
 
 __all__ = [
+    "mode_checks",
     "FIELD_GATES",
     "Check",
     "Endpoint",
@@ -119,6 +122,14 @@ def _discovery(facts: Facts) -> list[Check]:
             out.append(Check(f"api/{resource}", title, "pass", "served", required=required))
         else:
             detail = "not served" if facts.served.get(gv) is not None else f"{gv} is not served at all"
+            group = gv.rpartition("/")[0]
+            elsewhere = sorted(
+                g
+                for g, names in facts.served.items()
+                if g.startswith(f"{group}/") and names and resource in names
+            )
+            if elsewhere:  # discovered, but wasp has no schema for it: named, never used
+                detail += f"; served in {', '.join(elsewhere)}, which wasp has no schema for"
             fix = f"enable the API with --runtime-config={gv}=true and " + GATE_FIX.format(gate=gate)
             out.append(Check(f"api/{resource}", title, "fail" if required else "warn", detail, fix, required))
     return out
@@ -332,3 +343,17 @@ def checks(facts: Facts, expected: Expected | None = None) -> list[Check]:
         *_webhooks(facts, expected),
         _lease(facts, expected),
     ]
+
+
+def mode_checks(policies: PolicySet, crds: t.Mapping[str, t.Mapping[str, t.Any] | None]) -> list[Check]:
+    """``wasp doctor``'s lines: the mode of each kind whose CRD is installed (informational)."""
+    return [
+        Check(f"mode-{m.kind.lower()}", f"{m.kind} is in {m.mode} mode", "pass", m.why, required=False)
+        for m in kind_modes(policies, crds)
+        if m.mode != "controller" and crds.get(_crd_name(policies, m.kind)) is not None
+    ]
+
+
+def _crd_name(policies: PolicySet, kind: str) -> str:
+    policy = next(p for p in policies.policies if p.kind == kind)
+    return f"{policy.resource}.{policy.group}"

@@ -13,11 +13,14 @@ import typing as t
 from datetime import datetime
 
 from webhook.cli.cluster import Cluster
-from webhook.doctor.checks import FIELD_GATES, Endpoint, Facts
+from webhook.doctor.checks import FIELD_GATES, Check, Endpoint, Facts, mode_checks
 from webhook.doctor.install import configured_lease
+from webhook.governed.outsiders import CRDS as CRD_RESOURCE
 from webhook.kube.api import ApiException, Resource
+from webhook.policy import PolicySet
+from webhook.policy.integrations import KNOWN_INTEGRATIONS, integration_paths
 
-__all__ = ["gather", "release_lease"]
+__all__ = ["gather", "modes", "release_lease"]
 
 Json = dict[str, t.Any]
 VALIDATING: t.Final = Resource("admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations", "")
@@ -25,6 +28,7 @@ MUTATING: t.Final = Resource("admissionregistration.k8s.io", "v1", "mutatingwebh
 SERVICES: t.Final = Resource("", "v1", "services", "Service")
 SLICES: t.Final = Resource("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice")
 LEASES: t.Final = Resource("coordination.k8s.io", "v1", "leases", "Lease")
+CRDS: t.Final = Resource(*CRD_RESOURCE)
 MAX_ENDPOINTS: t.Final = 3  # served certificates fetched: enough to see a stale replica
 _GANG: t.Final = {"gang": {"minCount": 1}}
 # The body of each gate's dry-run probe (the gated field set, the rest minimal and valid).
@@ -95,9 +99,9 @@ def gather(cluster: Cluster, *, namespace: str, release: str, probe_namespace: s
         version = t.cast(Json, cluster.api.call("GET", "/version"))
     except ApiException:
         version = {}
-    served = {
-        f"scheduling.k8s.io/{v}": cluster.served("scheduling.k8s.io", v) for v in ("v1beta1", "v1alpha3")
-    }
+    # Every version discovery lists (a version wasp has no schema for is named, not used).
+    versions = {*cluster.api.group_versions("scheduling.k8s.io"), "v1beta1", "v1alpha3"}
+    served = {f"scheduling.k8s.io/{v}": cluster.served("scheduling.k8s.io", v) for v in sorted(versions)}
     kept = {gate: _probe(cluster, gate, probe_namespace) for gate in FIELD_GATES}
     validating = cluster.get(VALIDATING, None, f"{release}-validating")
     mutating = cluster.get(MUTATING, None, f"{release}-mutating")
@@ -119,3 +123,16 @@ def gather(cluster: Cluster, *, namespace: str, release: str, probe_namespace: s
 
 def release_lease(validating: Json | None, release: str) -> str:
     return configured_lease(validating) or f"{release}-reconciler"
+
+
+def modes(cluster: Cluster) -> list[Check]:
+    """Adapter or native, for each shipped integration whose CRD is installed (docs/coexistence.md)."""
+    try:
+        policies = PolicySet.load(integration_paths(KNOWN_INTEGRATIONS), builtin=False)
+        crds = {
+            f"{p.resource}.{p.group}": cluster.get(CRDS, None, f"{p.resource}.{p.group}")
+            for p in policies.policies
+        }
+    except Exception:  # noqa: BLE001 - informational lines: a cluster that hides CRDs only loses them
+        return []
+    return mode_checks(policies, crds)

@@ -21,7 +21,7 @@ from webhook.cli.cluster import Unusable, open_cluster, unusable
 from webhook.cli.kubeconfig_flag import kubeconfig_option
 from webhook.cli.reporters_data import dumps
 from webhook.doctor.checks import Check, Expected, checks, exit_code
-from webhook.doctor.cluster import gather, release_lease
+from webhook.doctor.cluster import gather, modes, release_lease
 
 __all__ = ["doctor"]
 
@@ -100,7 +100,7 @@ def doctor(kubeconfig: Path | None, namespace: str, release: str, probe_namespac
             doc = {"checks": [], "ready": False, "exitCode": 2, "error": reason}
             sys.stdout.write(dumps(doc, utf8=True) + "\n")
         raise Unusable(reason) from None
-    found = checks(facts, expected)
+    found = checks(facts, expected) + modes(cluster)
     code = exit_code(found)
     if output == "json":
         doc = {"checks": [c.to_json() for c in found], "ready": code == 0, "exitCode": code}

@@ -21,6 +21,12 @@ Contracts (the tests check each):
   because a rule with nothing left to fill is never evaluated. An evaluation error or a non-bool result skips the rule with a warning.
 * **minCount stays unset** unless the rule says ``materializeMinCount: true``, so that a
   change of the pod count keeps resizing the gang (docs/design.md §5.5).
+* **Kueue defaults first.** An object carrying Kueue's queue-name label
+  (``kueue.x-k8s.io/queue-name``) is not defaulted at all: Kueue owns its gang defaults and its
+  suspend/admit cycle (docs/coexistence.md), and a block wasp filled first would read to Kueue
+  as the user's, so its own default (``GangSchedulingByDefault``) would never apply.
+  Admission order between the two mutating webhooks is not defined; skipping the object is
+  the only rule that holds in both orders.
 * **Idempotent.** Rules are applied in passes until a pass changes nothing, so the output
   is a fixpoint and defaulting it again gives an empty patch (reinvocationPolicy
   IfNeeded). Conditions see the object as the previous pass left it: a condition such as
@@ -46,10 +52,11 @@ from webhook.vocab.field import FieldPath
 if t.TYPE_CHECKING:
     import cel
 
-__all__ = ["BLOCKS", "Defaulted", "default_object"]
+__all__ = ["BLOCKS", "KUEUE_QUEUE_NAME", "Defaulted", "default_object", "kueue_managed"]
 
 Obj = t.Mapping[str, t.Any]
 
+KUEUE_QUEUE_NAME: t.Final = "kueue.x-k8s.io/queue-name"
 BLOCKS: t.Final = ("schedulingPolicy", "schedulingConstraints", "disruptionMode", "resourceClaims")
 # A block whose gate is off is dropped by the apiserver; filling it would be a silent no-op.
 _BLOCK_GATES: t.Final = {
@@ -204,6 +211,13 @@ class _Run:
             return
 
 
+def kueue_managed(obj: Obj) -> bool:
+    """The object is queued by Kueue (its queue-name label, any value)."""
+    metadata = obj.get("metadata")
+    labels = metadata.get("labels") if isinstance(metadata, dict) else None
+    return isinstance(labels, dict) and KUEUE_QUEUE_NAME in labels
+
+
 def default_object(
     obj: object, policies: PolicySet, *, operation: str = "CREATE", old_obj: object = None
 ) -> Defaulted:
@@ -218,7 +232,7 @@ def default_object(
     if operation != "CREATE" or not isinstance(obj, dict):
         return Defaulted(obj)
     policy = policies.for_object(obj)
-    if policy is None or not policy.defaults:
+    if policy is None or not policy.defaults or kueue_managed(obj):
         return Defaulted(obj)
     if policy.feature_gate and policy.feature_gate not in policies.gates:
         return Defaulted(

@@ -44,7 +44,7 @@ Severity = t.Literal["error", "warning", "info"]
 
 # Reports of the plan that are not a problem of the cluster but wasp choosing not to act.
 _WARNINGS: t.Final = frozenset(
-    {"StartedWithoutGroups", "ParentWorkloadMissing", "CompositePodGroupImmutable"}
+    {"StartedWithoutGroups", "ParentWorkloadMissing", "CompositePodGroupImmutable", "PodsOutsideGroup"}
 )
 
 
@@ -181,7 +181,9 @@ def judge(obj: Obj, policies: PolicySet, observed: Observed, *, groups: bool = T
     for report in dict.fromkeys(reports):
         if report.reason == "FailedWorkloadCompilation" and invalid:
             continue  # the field errors above say why, one finding each
-        severity: Severity = "warning" if report.reason in _WARNINGS else "error"
+        severity: Severity = (
+            "info" if report.type == "Normal" else "warning" if report.reason in _WARNINGS else "error"
+        )
         found.append(Finding(report.reason, severity, owner, "", report.message))
     known = next(iter(memo.values()), None)
     if known is not None and isinstance(known[1], Compiled):

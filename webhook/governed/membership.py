@@ -209,4 +209,4 @@ def with_identities(policies: PolicySet, caches: t.Mapping[str, IdentityLookup])
         else p
         for p in policies.policies
     ]
-    return PolicySet(attached, gates=policies.gates, notes=policies.notes)
+    return PolicySet(attached, gates=policies.gates, notes=policies.notes, grouping=policies.grouping)

@@ -32,6 +32,7 @@ from webhook.compiler.builder import Builder
 from webhook.compiler.names import generate_pod_group_name
 from webhook.compiler.types import BuildOptions
 from webhook.governed.delegation import clashes, delegated_leaves, delegated_templates
+from webhook.governed.grouping import native_reason, wasp_made, wasp_managed
 from webhook.governed.layering import outer_owner
 from webhook.governed.ownership import WAS_AWARE_KINDS, controller_of
 from webhook.governed.reconcile_model import (
@@ -70,7 +71,8 @@ from webhook.policy import Policy, PolicySet
 from webhook.vocab.errors import BuildError
 
 __all__ = [
-    "Create", "Mode", "Observed", "Patch", "Plan", "Report", "management_mode", "plan", "reconciled_policies",
+    "Create", "Mode", "Observed", "Patch", "Plan", "Report", "management_mode", "native_reason", "plan",
+    "reconciled_policies",
 ]  # fmt: skip
 
 Json = dict[str, t.Any]
@@ -176,6 +178,9 @@ def plan(
         return _plan_delegated(obj, observed)
     policy = policies.for_object(obj)
     assert policy is not None  # management_mode found it
+    native = native_reason(obj, policy, policies)
+    if native is not None and not wasp_managed(obj, observed.workloads):
+        return Plan(reports=(Report("Normal", "ManagedNatively", native),))
     m = meta(obj)
     uid, version = string(m.get("uid")), string(m.get("resourceVersion"))
     known = memo.get(uid) if memo is not None and version else None
@@ -221,16 +226,32 @@ def _plan_root(
     name = string(meta(obj).get("name"))
     wanted = compiled.workload
     api_version, kind = string(obj.get("apiVersion")), string(obj.get("kind"))
-    mine = [
+    controlled = [
         w for w in observed.workloads if controller_ref_names(w, api_version, kind, name) and controls(obj, w)
     ]
+    foreign = sorted(string(meta(w).get("name")) for w in controlled if not wasp_made(w))
+    if foreign:
+        # Its controller made it (it adopted WAS), or someone made it so: never raced, never
+        # touched; the webhook's grouping cache sees it too and stamps nothing (§30).
+        return Plan(
+            reports=(
+                Report(
+                    "Normal",
+                    "ManagedNatively",
+                    f"Workload {', '.join(foreign)} names this object and is controlled by it but was not created "
+                    "by wasp: its controller manages its scheduling objects; wasp creates nothing, changes "
+                    "nothing and stamps no pod of it",
+                ),
+            )
+        )
+    mine = controlled
     creatable = observed.unstamped_pods == 0
     if len(mine) > 1:
         names = ", ".join(sorted(string(meta(w).get("name")) for w in mine))
         return only(
             "SeveralWorkloads",
-            f"{len(mine)} Workloads are controlled by this object ({names}): nothing is changed; new pods are still "
-            "stamped and wait for a group (docs/decisions.md D10): delete the Workloads wasp did not create",
+            f"{len(mine)} Workloads are controlled by this object ({names}): nothing is changed and no new pod is "
+            "stamped (docs/decisions.md §30): delete all but one",
         )
     wanted_name = string(wanted["metadata"]["name"])
     if not mine:
@@ -252,8 +273,8 @@ def _plan_root(
         # structure would not match them (decision 21).
         return only(
             "UnsupportedWorkloadStructure",
-            f"Workload {live_name}: {patch}; it is left alone and no group is created; new pods are still stamped "
-            "and wait for a group (docs/decisions.md D10): delete it and wasp creates its own",
+            f"Workload {live_name}: {patch}; it is left alone, no group is created and no new pod is stamped for a "
+            "template it lacks (docs/decisions.md §30): delete it and wasp creates its own",
         )
     writes: list[Create | Patch] = []
     reports: list[Report] = []
@@ -274,6 +295,17 @@ def _plan_root(
             )
         _sync_group(obj, "PodGroup", group, live_name, seen, creatable, writes, reports, owner)
     reports.extend(_extra_groups(obj, compiled, live_name, observed))
+    if observed.unstamped_pods:
+        # Made while the webhook was down under Ignore (or before the gate was on) after the
+        # Workload: the webhook stamps no new pod of it (§30); what was stamped before waits.
+        reports.append(
+            warn(
+                "PodsOutsideGroup",
+                f"{observed.unstamped_pods} pod(s) of this object run outside its group (made while wasp's "
+                "webhook was down under failurePolicy Ignore, or before the GenericWorkload gate was on): no new "
+                "pod is stamped; pods stamped earlier wait for a gang that may not form: recreate the object",
+            )
+        )
     return Plan(tuple(writes), tuple(dict.fromkeys(reports)))
 
 

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 from webhook.compiler.annotations import GROUP_TEMPLATE_NAME, PARENT_COMPOSITE_POD_GROUP
 from webhook.governed.delegation import delegates
+from webhook.governed.grouping import held_back, missing_template
 from webhook.governed.membership import resolve_member, unknown_group
 from webhook.governed.ownership import controller_of
 from webhook.governed.patch import assoc
@@ -113,25 +114,49 @@ def _refusal(policy: Policy, gates: FeatureGates) -> str | None:
     return f"feature gate {_GATE} is off" if _GATE not in gates else gate_refusal(policy, gates)
 
 
+def _namespace(obj: Obj) -> str:
+    metadata = obj.get("metadata")
+    namespace = metadata.get("namespace") if isinstance(metadata, dict) else None
+    return namespace if isinstance(namespace, str) else ""
+
+
 def _stamp(
-    obj: Obj, policy: Policy, ref: Obj, path: FieldPath, template: object, gates: FeatureGates,
-    relation: str = "controlled by",
+    obj: Obj, policy: Policy, ref: Obj, path: FieldPath, template: object, policies: PolicySet,
+    relation: str = "controlled by", *, guard: bool = True,
 ) -> Stamped:  # fmt: skip
     where = f"{_describe(obj)} ({relation} {_controller(ref)})"
-    if (refused := _refusal(policy, gates)) is not None:
+    if (refused := _refusal(policy, policies.gates)) is not None:
         return Stamped(obj, (f"{where}: not stamped: {refused}",))
+    if guard and (held := held_back(policies, _namespace(obj), ref)) is not None:
+        return Stamped(obj, (f"{where}: not stamped: {held}",))
     try:
-        name = group_name(policy, ref, labels_of(obj, template))
+        labels = labels_of(obj, template)
+        name = group_name(policy, ref, labels)
         stamped = assoc(obj, path, {"podGroupName": name})
     except ValueError as exc:
         return Stamped(obj, (f"{where}: not stamped: {exc}",))
+    if guard and (unfit := _unfit(policies, _namespace(obj), ref, _template_of(policy, ref, labels))):
+        return Stamped(obj, (f"{where}: not stamped: {unfit}",))
     return Stamped(stamped, (), (path,))
 
 
-def stamp_pod(pod: object, policies: PolicySet) -> Stamped:
+def _template_of(policy: Policy, ref: Obj, labels: t.Mapping[str, str]) -> str:
+    """The Workload template of the leaf a pod with ``labels`` joins (its group is named)."""
+    selected = select_leaf(policy, labels)
+    assert not isinstance(selected, str)  # group_name chose it
+    return leaf_template(ref, *selected)
+
+
+def _unfit(policies: PolicySet, namespace: str, ref: Obj, template: str) -> str | None:
+    return missing_template(policies, namespace, ref, template)
+
+
+def stamp_pod(pod: object, policies: PolicySet, *, guard: bool = True) -> Stamped:
     """Set ``spec.schedulingGroup.podGroupName`` on a core/v1 Pod whose controller is governed
     by a policy with ``stamping.pods: true``, or that belongs by label to an object of a policy
-    with ``stamping.membership`` (may raise ``IdentityUnavailable``); else it comes back as is."""
+    with ``stamping.membership`` (may raise ``IdentityUnavailable``); else it comes back as is.
+    Unless the workload is held back (:mod:`webhook.governed.grouping`; ``guard=False``: not
+    asked, for classifying pods that exist)."""
     if not isinstance(pod, dict) or pod.get("apiVersion") != "v1" or pod.get("kind") != "Pod":
         return Stamped(pod)
     spec = pod.get("spec")
@@ -140,19 +165,23 @@ def stamp_pod(pod: object, policies: PolicySet) -> Stamped:
     ref = controller_of(pod)
     policy = _policy_of(ref, policies) if ref is not None else None
     if ref is not None and policy is not None and policy.stamp_pods:
-        return _stamp(pod, policy, ref, SCHEDULING_GROUP, None, policies.gates)
+        return _stamp(pod, policy, ref, SCHEDULING_GROUP, None, policies, guard=guard)
     member = resolve_member(pod, policies, lookup=_GATE in policies.gates)
     if member is None or isinstance(member, str):
         return Stamped(pod, () if member is None else (f"{_describe(pod)} {member}",))
-    stamped = _stamp(pod, member.policy, member.ref, SCHEDULING_GROUP, None, policies.gates, "member of")
+    stamped = _stamp(
+        pod, member.policy, member.ref, SCHEDULING_GROUP, None, policies, "member of", guard=guard
+    )
     why_not = unknown_group(stamped.object, member) if stamped.roots else None
     return stamped if why_not is None else Stamped(pod, (f"{_describe(pod)} {why_not}",))
 
 
-def stamp_child(obj: object, policies: PolicySet) -> Stamped:
+def stamp_child(obj: object, policies: PolicySet, *, guard: bool = True) -> Stamped:
     """Stamp the pod templates of a child object (a JobSet's batch/v1 Job, a RayJob's
     RayCluster) whose controller's policy lists its kind under ``stamping.childTemplates``;
-    a delegated Job child gets the Job controller's annotations instead (:func:`_delegate`)."""
+    a delegated Job child gets the Job controller's annotations instead (:func:`_delegate`).
+    A held-back workload (:mod:`webhook.governed.grouping`) gets nothing (its templates are
+    marked when the child's own stamping would name them); ``guard=False`` does not ask."""
     if not isinstance(obj, dict):
         return Stamped(obj)
     found = child_template_of(obj, policies)
@@ -162,7 +191,8 @@ def stamp_child(obj: object, policies: PolicySet) -> Stamped:
     where = f"{_describe(obj)} (controlled by {_controller(ref)})"
     if (refused := _refusal(policy, policies.gates)) is not None:
         return Stamped(obj, (f"{where}: not stamped: {refused}",))
-    if delegates(child, policies.gates):
+    held = held_back(policies, _namespace(obj), ref) if guard else None
+    if held is None and delegates(child, policies.gates):
         return _delegate(obj, policy, child, ref, where)
     # A child governed by a stamping policy of its own (a JobSet under a TrainJob) would stamp
     # what it creates with its own names, which nobody creates (it defers to this object):
@@ -170,10 +200,13 @@ def stamp_child(obj: object, policies: PolicySet) -> Stamped:
     own = policies.for_object(obj)
     mark = own is not None and (own.stamp_pods or bool(own.child_templates))
     current: t.Any = obj
-    warnings: list[str] = []
+    warnings: list[str] = [] if held is None else [f"{where}: not stamped: {held}"]
     roots: list[FieldPath] = []
+    if held is not None and not mark:
+        return Stamped(obj, tuple(warnings))
     for mapping in child.templates:
         for path, key, why_not in _locations(obj, mapping, warnings, where):
+            why_not = why_not if held is None else held
             template = get_path(obj, path)
             template_spec = template.get("spec") if isinstance(template, dict) else None
             if not isinstance(template, dict) or not (
@@ -187,7 +220,18 @@ def stamp_child(obj: object, policies: PolicySet) -> Stamped:
                 continue
             if why_not is None:
                 try:
-                    name = _mapped_group_name(policy, mapping, ref, key, labels_of(obj, template))
+                    labels = labels_of(obj, template)
+                    name = _mapped_group_name(policy, mapping, ref, key, labels)
+                    if guard:
+                        leaf = policy.node(mapping.node) if mapping.node is not None else None
+                        chosen = (
+                            leaf_template(ref, leaf, key)
+                            if leaf is not None
+                            else _template_of(policy, ref, labels)
+                        )
+                        why_not = _unfit(policies, _namespace(obj), ref, chosen)
+                        if why_not is not None:
+                            raise ValueError(why_not)
                 except ValueError as exc:
                     why_not = f"{path}: {exc}"
                     warnings.append(f"{where}: not stamped: {why_not}")

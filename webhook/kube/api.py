@@ -151,3 +151,15 @@ class Api:
                 return None
             raise
         return {r.get("name", "") for r in doc.get("resources", []) if isinstance(r, dict)}
+
+    def group_versions(self, group: str) -> dict[str, set[str] | None]:
+        """Every version of API ``group`` discovery lists, with the resources each serves
+        (``{}`` when the group is not served)."""
+        try:
+            doc = self.call("GET", f"/apis/{group}")
+        except ApiException as exc:
+            if exc.status == 404:
+                return {}
+            raise
+        versions = [v.get("version", "") for v in doc.get("versions", []) if isinstance(v, dict)]
+        return {v: self.discover(group, v) for v in versions if v}

@@ -20,6 +20,7 @@ from webhook.policy.celbinding import binding
 from webhook.policy.childtemplates import load_child_templates
 from webhook.policy.membership import load_membership
 from webhook.policy.model import ChildTemplate, DefaultRule, NodeSpec, PodCount, Policy, RefusedField
+from webhook.policy.native import load_native
 from webhook.policy.schedulability import Schedulability, load_schedulability
 from webhook.policy.schema import POLICY_SCHEMA, TEMPLATE_PLACEHOLDERS
 from webhook.vocab.errors import PolicyError
@@ -303,6 +304,7 @@ def parse_policy(source: str, doc: object) -> Policy:
         stamp_pods=stamping.get("pods", False),
         child_templates=child_templates,
         membership=membership,
+        native=load_native(loader, spec.get("native")),
         warnings=tuple(warnings),
         enforcement=spec.get("enforcement", "deny"),
         notice=spec.get("notice"),

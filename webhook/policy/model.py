@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from webhook.compiler.types import BuildOptions, DisruptionKind, PolicyKind
+from webhook.policy.native import Native
 from webhook.policy.schedulability import Schedulability
 from webhook.vocab.field import FieldPath
 
@@ -25,6 +26,7 @@ __all__ = [
     "ChildTemplate",
     "DefaultRule",
     "Enforcement",
+    "GroupingLookup",
     "Identity",
     "IdentityLookup",
     "Membership",
@@ -170,6 +172,19 @@ class IdentityLookup(t.Protocol):
     def identity_of(self, namespace: str, name: str) -> Identity | None: ...
 
 
+class GroupingLookup(t.Protocol):
+    """What the cluster holds about a workload, for stamping (the webhook's watch-backed
+    :class:`webhook.governed.grouping.GroupingCache`): ``held`` says why the pods of the object
+    a root key ``(namespace, group, kind, name)`` and its UID name must not be stamped now, and raises
+    when it cannot tell yet; ``native`` why a kind is managed natively."""
+
+    def held(self, root: tuple[str, str, str, str], uid: str) -> str | None: ...
+
+    def native(self, group: str, kind: str) -> str | None: ...
+
+    def templates(self, root: tuple[str, str, str, str], uid: str) -> tuple[str, frozenset[str]] | None: ...
+
+
 @dataclass(frozen=True, slots=True)
 class Membership:
     """``stamping.membership``: a pod in the object's namespace whose ``label`` holds the
@@ -217,6 +232,8 @@ class Policy:
     stamp_pods: bool = False
     child_templates: tuple[ChildTemplate, ...] = ()
     membership: Membership | None = None
+    # spec.native: how to recognise a controller that manages WAS itself (webhook.policy.native)
+    native: Native | None = None
     warnings: tuple[str, ...] = ()
     enforcement: Enforcement = "deny"
     # A warning for every object of this kind that carries blocks (``spec.notice``).

@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from webhook.policy.files import load_policies
-from webhook.policy.model import BUILTIN_POLICY_DIR, Enforcement, Policy
+from webhook.policy.model import BUILTIN_POLICY_DIR, Enforcement, GroupingLookup, Policy
 from webhook.vocab.errors import PolicyError
 from webhook.vocab.gates import DEFAULT_GATES, FeatureGates
 
@@ -28,6 +28,7 @@ class PolicySet:
         *,
         gates: FeatureGates = DEFAULT_GATES,
         notes: t.Iterable[str] = (),
+        grouping: GroupingLookup | None = None,
     ) -> None:
         by_name: dict[str, Policy] = {}
         for policy in policies:
@@ -60,6 +61,9 @@ class PolicySet:
         self.warnings: tuple[str, ...] = tuple(w for p in self.policies for w in p.warnings)
         # What loading skipped (documents beside the policies that are not policies), for a log line.
         self.notes: tuple[str, ...] = tuple(notes)
+        # What the cluster holds about workloads, for stamping (all or nothing, native mode):
+        # set by the webhook server, ``None`` elsewhere (docs/decisions.md §30).
+        self.grouping = grouping
 
     @classmethod
     def load(
@@ -85,7 +89,16 @@ class PolicySet:
         ``--enforcement`` flag of ``wasp serve`` and ``wasp validate``); ``None`` keeps them."""
         if enforcement is None or all(p.enforcement == enforcement for p in self.policies):
             return self
-        return PolicySet([p.enforced(enforcement) for p in self.policies], gates=self.gates, notes=self.notes)
+        return PolicySet(
+            [p.enforced(enforcement) for p in self.policies],
+            gates=self.gates,
+            notes=self.notes,
+            grouping=self.grouping,
+        )
+
+    def with_grouping(self, grouping: GroupingLookup | None) -> PolicySet:
+        """These policies with the webhook's view of the cluster's workloads attached."""
+        return PolicySet(self.policies, gates=self.gates, notes=self.notes, grouping=grouping)
 
     def with_schedulers(self, schedulers: frozenset[str] | None) -> PolicySet:
         """Every policy with ``schedulers`` as the schedulers that implement WAS (rule
@@ -95,7 +108,7 @@ class PolicySet:
         changed = [
             replace(p, schedulability=replace(p.schedulability, schedulers=schedulers)) for p in self.policies
         ]
-        return PolicySet(changed, gates=self.gates, notes=self.notes)
+        return PolicySet(changed, gates=self.gates, notes=self.notes, grouping=self.grouping)
 
 
 def _builtin(policy: Policy) -> bool:

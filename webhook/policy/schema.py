@@ -263,6 +263,34 @@ POLICY_SCHEMA: t.Final[dict[str, t.Any]] = {
                         },
                     },
                 },
+                # --- coexistence with native controllers (docs/policy-format.md, spec.native) ---
+                "native": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "description": "How to recognise a controller that manages WAS itself: then wasp "
+                    "creates and stamps nothing for the kind (crdFields) or the object (objectFields, "
+                    "annotations) and only validates. A Workload naming the object that wasp did not "
+                    "create always counts.",
+                    "properties": {
+                        "crdFields": {
+                            "type": "array",
+                            "items": {"type": "string", "minLength": 1},
+                            "description": "Dotted field paths; the kind is native when its served CRD "
+                            "schema has one of them.",
+                        },
+                        "objectFields": {
+                            "type": "array",
+                            "items": {"type": "string", "minLength": 1},
+                            "description": "Dotted field paths; an object that sets one is native.",
+                        },
+                        "annotations": {
+                            "type": "array",
+                            "items": {"type": "string", "minLength": 1},
+                            "description": "Annotation keys; an object that carries one is native.",
+                        },
+                        "note": {"type": "string", "description": "Where the marker comes from (free text)."},
+                    },
+                },
                 "stamping": {
                     "type": "object",
                     "additionalProperties": False,

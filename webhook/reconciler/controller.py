@@ -18,13 +18,12 @@ import time
 import typing as t
 from dataclasses import dataclass
 
+from webhook.governed.grouping import GroupingCache
+from webhook.governed.outsiders import CRDS, slim_crd
 from webhook.governed.reconcile import Create, Patch, Plan, Report, plan, reconciled_policies
 from webhook.kube.api import (
     BY_KIND,
-    COMPOSITE_POD_GROUPS,
-    POD_GROUPS,
     PODS,
-    WORKLOADS,
     Api,
     ApiException,
     Resource,
@@ -75,8 +74,15 @@ def _meta(obj: t.Mapping[str, t.Any]) -> t.Mapping[str, t.Any]:
 
 
 class Reconciler:
-    def __init__(self, api: Api, policies: PolicySet, fence: Fence, options: Options = Options()) -> None:
+    def __init__(self, api: Api, policies: PolicySet, fence: Fence, options: Options = Options(),
+                 *, scheduling: t.Mapping[str, Resource] | None = None) -> None:  # fmt: skip
         self.api, self.policies, self.fence, self.options = api, policies, fence, options
+        # The scheduling resources in the versions discovery chose (reconciler/startup.py).
+        self.scheduling = {**BY_KIND, **(scheduling or {})}
+        # Kinds whose served CRD says their controller manages WAS itself (spec.native): the
+        # plans read it through the policies; nothing is planned before the CRDs are listed.
+        self.native = GroupingCache()
+        self.policies = policies = policies.with_grouping(self.native)
         self.world = World()
         self.queue: WorkQueue[ObjectKey] = WorkQueue()
         self.stopped = threading.Event()
@@ -90,18 +96,23 @@ class Reconciler:
             )
             for r in governed_resources(policies)
         ]
-        scheduling = [WORKLOADS, POD_GROUPS]
+        watched = [self.scheduling["Workload"], self.scheduling["PodGroup"]]
         if (
             any(p.root.composite for p in reconciled_policies(policies))
             and "CompositePodGroup" in policies.gates
         ):
-            scheduling.append(COMPOSITE_POD_GROUPS)
+            watched.append(self.scheduling["CompositePodGroup"])
         self.informers += [
             Informer(
                 api, r, self._on_scheduling(r), watch_timeout=options.watch_timeout, observer=metrics.WATCHES
             )
-            for r in scheduling
+            for r in watched
         ]
+        if any(p.native is not None and p.native.crd_fields for p in reconciled_policies(policies)):
+            self.informers.append(
+                Informer(api, Resource(*CRDS), self._on_crd, transform=slim_crd(policies),
+                         watch_timeout=options.watch_timeout, observer=metrics.WATCHES)
+            )  # fmt: skip
         self.informers.append(
             Informer(api, PODS, self._enqueue_all(self.world.pod_changed), transform=slim_pod,
                      watch_timeout=options.watch_timeout, observer=metrics.WATCHES)
@@ -132,6 +143,18 @@ class Reconciler:
             self._enqueue(self.world.governed_changed(resource, old, new))
 
         return changed
+
+    def _on_crd(self, old: Json | None, new: Json | None) -> None:
+        """A governed kind switched between adapter and native mode: plan its objects again."""
+        before = {(g, k): why for g, k, why in (old or {}).get("natives", ())}
+        after = {(g, k): why for g, k, why in (new or {}).get("natives", ())}
+        self.native.crd_changed(old, new)
+        if before != after:
+            for kind in sorted({k for _, k in before.keys() ^ after.keys()} | {k for _, k in after}):
+                log.info(
+                    "%s is managed %s", kind, "natively" if any(k == kind for _, k in after) else "by wasp"
+                )
+            self._enqueue(self.world.keys())
 
     def _on_scheduling(self, resource: Resource) -> t.Callable[[Json | None, Json | None], None]:
         kind = t.cast(t.Any, resource.kind)
@@ -255,7 +278,7 @@ class Reconciler:
         if not self.fence.may_write():
             metrics.action(action, write.kind, "not_leader").inc()
             raise NotLeader()
-        resource = BY_KIND[write.kind]
+        resource = self.scheduling[write.kind]
         namespace = _meta(obj).get("namespace", "")
         writing = (write.kind, namespace, write.name)
         self.world.writing.add(writing)

@@ -16,7 +16,7 @@ from webhook.policy import PolicySet
 from webhook.reconciler.controller import Options, Reconciler, governed_resources
 from webhook.reconciler.leader import Elector, Fence
 from webhook.reconciler.probes import ProbeServer
-from webhook.reconciler.startup import missing_apis, needed
+from webhook.reconciler.startup import missing_apis, needed, scheduling_apis
 from webhook.vocab.errors import ConfigError
 
 __all__ = ["Settings", "run"]
@@ -54,7 +54,8 @@ def run(settings: Settings, policies: PolicySet, stop: threading.Event | None = 
     )
     wanted = needed(policies, governed_resources(policies), composite=composite, leases=settings.leader_elect)
     try:
-        problems = missing_apis(api, wanted)
+        scheduling, problems = scheduling_apis(api, composite=composite)
+        problems += missing_apis(api, wanted)
     except Exception as exc:  # noqa: BLE001 - unreachable server, TLS, auth
         raise ConfigError(f"cannot reach the API server: {exc}") from None
     if problems:
@@ -64,7 +65,7 @@ def run(settings: Settings, policies: PolicySet, stop: threading.Event | None = 
     # rescanned as the caches grow) spent ~10% of the CPU of a cold start over 10,000 objects.
     gc.set_threshold(_YOUNG_COLLECTION, 50, 100)
     fence = Fence(always_open=not settings.leader_elect, renew_deadline=settings.renew_deadline)
-    reconciler = Reconciler(api, policies, fence, settings.options).start()
+    reconciler = Reconciler(api, policies, fence, settings.options, scheduling=scheduling).start()
     elector = None
     if settings.leader_elect:
         elector = Elector(

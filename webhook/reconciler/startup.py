@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import typing as t
 
+from webhook.governed.apis import GROUP, PLURALS, choose
 from webhook.kube.api import COMPOSITE_POD_GROUPS, POD_GROUPS, WORKLOADS, Api, Resource
 from webhook.policy import PolicySet
 
-__all__ = ["missing_apis", "needed"]
+__all__ = ["missing_apis", "needed", "scheduling_apis"]
 
 LEASES: t.Final = Resource("coordination.k8s.io", "v1", "leases", "Lease")
 _HOW: t.Final = {
@@ -23,13 +24,23 @@ _HOW: t.Final = {
 }  # fmt: skip
 
 
+def scheduling_apis(api: Api, *, composite: bool) -> tuple[dict[str, Resource], list[str]]:
+    """The scheduling resources to watch and write, in the versions discovery lists and wasp
+    emits (:func:`webhook.governed.apis.choose`), and one line per kind that has none."""
+    chosen = choose(api.group_versions(GROUP), write=True)
+    kinds = ["Workload", "PodGroup", *(["CompositePodGroup"] if composite else [])]
+    by_kind = {r.kind: r for r in (WORKLOADS, POD_GROUPS, COMPOSITE_POD_GROUPS)}
+    problems = [f"{chosen.problems[k]}: {_HOW[by_kind[k]]}" for k in kinds if k in chosen.problems]
+    resources = {k: Resource(GROUP, v, PLURALS[k], k) for k, v in chosen.versions.items()}
+    return resources, problems
+
+
 def needed(
     policies: PolicySet, governed: t.Sequence[Resource], *, composite: bool, leases: bool
 ) -> list[tuple[Resource, str]]:
-    """Every resource the reconciler uses, with what to do when it is missing."""
-    out = [(WORKLOADS, _HOW[WORKLOADS]), (POD_GROUPS, _HOW[POD_GROUPS])]
-    if composite:
-        out.append((COMPOSITE_POD_GROUPS, _HOW[COMPOSITE_POD_GROUPS]))
+    """Every other resource the reconciler uses (the scheduling ones: :func:`scheduling_apis`),
+    with what to do when it is missing."""
+    out = []
     if leases:
         out.append((LEASES, _HOW[LEASES]))
     for resource in governed:

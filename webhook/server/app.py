@@ -23,6 +23,7 @@ from webhook.admission.echo import cut
 from webhook.admission.handler import Answer, handle_mutate, handle_validate, internal_error
 from webhook.admission.response import errored, review
 from webhook.admission.review import MalformedReview, Request, parse_review
+from webhook.governed.outsiders import stamps
 from webhook.policy import PolicySet
 from webhook.scheduling_objects import VALIDATORS
 from webhook.server import metrics
@@ -82,7 +83,7 @@ def create_app(
             settings.policy_dirs, builtin=settings.builtin_policies, gates=settings.gates
         )
     identities = None
-    if any(p.membership is not None for p in policies.policies):
+    if stamps(policies):  # membership, or all-or-nothing stamping (docs/decisions.md §28, §30)
         # Only then is the Kubernetes client imported: the default install is API-free.
         from webhook.server.identities import watch_identities
 

@@ -9,7 +9,12 @@ resume, ``410 Gone`` relist and backoff) and keeps ``(namespace, name) -> uid`` 
 the watch delivered its object's ADDED event is resolved by one GET by name, with a deadline
 far inside the apiserver's webhook timeout.
 
-Nothing here runs unless a loaded policy has ``membership``: the default install makes no API
+The same watch keeps the grouping cache of all-or-nothing stamping
+(:mod:`webhook.governed.grouping`, docs/decisions.md §30) when a policy stamps pods or child
+objects: Workloads, Pods and the child kinds, each reduced to what the cache needs. Without
+API access (no token, no RBAC) that part is off and logged, never a reason to be unready.
+
+Nothing here runs unless a loaded policy stamps: the default install makes no API
 call and needs no RBAC. The cache is attached to the policies when the app is built (before
 gunicorn forks); :meth:`IdentityWatch.start` runs in each worker after the fork, because a
 thread does not survive ``fork`` and every worker answers reviews from its own memory.
@@ -23,8 +28,11 @@ from pathlib import Path
 
 from urllib3.exceptions import HTTPError
 
+from webhook.governed.apis import GROUP, choose
 from webhook.governed.desired_groups import identity
+from webhook.governed.grouping import GroupingCache
 from webhook.governed.membership import IdentityCache, IdentityUnavailable, membership_kinds, with_identities
+from webhook.governed.outsiders import grouping_feeds, stamps
 from webhook.kube.api import Api, ApiException, Resource, connect
 from webhook.kube.informer import Informer
 from webhook.policy.model import Identity
@@ -65,7 +73,9 @@ class IdentityWatch:
     """List+watch of every membership kind into its :class:`IdentityCache`, started per process."""
 
     def __init__(self, policies: t.Sequence[Policy], caches: t.Mapping[str, IdentityCache], planner: PolicySet,
-                 *, kubeconfig: Path | None = None, watch_timeout: int = 300) -> None:  # fmt: skip
+                 *, kubeconfig: Path | None = None, watch_timeout: int = 300,
+                 grouping: GroupingCache | None = None) -> None:  # fmt: skip
+        self.grouping = grouping
         self.policies = tuple(policies)
         self.planner = planner  # the policy set the reconciler plans with
         self.caches = caches
@@ -76,12 +86,19 @@ class IdentityWatch:
         self.failure: str | None = None
 
     def start(self) -> IdentityWatch:
+        if self.grouping is not None and not self.policies:
+            # The grouping watch alone (no membership policy) must never make the webhook
+            # unready: without API access it is off, and stamping is as without it.
+            try:
+                self.api = _api(self.kubeconfig)
+            except Exception as exc:  # noqa: BLE001 - no config, no token mounted
+                log.error("all-or-nothing stamping is off: no Kubernetes API client (%s); grant the webhook "
+                          "list/watch on pods, workloads and the child kinds (docs/decisions.md §30)", exc)  # fmt: skip
+                return self
+            self._watch_grouping(self.api, self.grouping)
+            return self
         try:
-            api_client = connect(self.kubeconfig)
-            # No retries inside a call: a review's GET must end within the apiserver's webhook
-            # timeout (GET_TIMEOUT bounds one attempt), and the informers back off on their own.
-            api_client.configuration.retries = 0
-            self.api = api = Api(api_client)
+            self.api = api = _api(self.kubeconfig)
         except Exception as exc:  # noqa: BLE001 - no config, a bad one: unready, and why
             log.error("cannot reach the Kubernetes API for the identity caches: %s", exc)
             self.failure = f"no Kubernetes API client: {exc}"
@@ -102,25 +119,71 @@ class IdentityWatch:
             # The cache is synced exactly when the informer has listed once.
             informer.synced = cache.listed
             self.informers.append(informer.start())
+        if self.grouping is not None:
+            self._watch_grouping(api, self.grouping)
         return self
+
+    def _watch_grouping(self, api: Api, cache: GroupingCache) -> None:
+        """Workloads, and the pods and child objects stamping makes, into the grouping cache; a
+        resource that is not served, or that the webhook may not list, is left out (logged)."""
+        try:  # the Workload version is discovered (docs/coexistence.md), never guessed
+            workload_version = choose(api.group_versions(GROUP), write=False).versions.get("Workload")
+        except (ApiException, HTTPError, OSError, ValueError):
+            workload_version = None  # unreachable now: the informer retries with the emitted version
+        for (group, version, plural, kind), transform, handler in grouping_feeds(self.planner, cache):
+            if (group, kind) == (GROUP, "Workload") and workload_version is not None:
+                version = workload_version
+            resource = Resource(group, version, plural, kind)
+            problem = _listable(api, resource)
+            if problem is not None:
+                log.error("all-or-nothing stamping does not see %s: %s", resource, problem)
+                continue
+            informer = Informer(api, resource, handler, transform=transform, watch_timeout=self.watch_timeout)
+            cache.listed.append(informer.synced)
+            self.informers.append(informer.start())
 
     def stop(self) -> None:
         for informer in self.informers:
             informer.stop()
 
     def synced(self) -> bool:
-        return all(cache.synced for cache in self.caches.values())
+        grouped = self.grouping is None or self.grouping.synced
+        return grouped and all(cache.synced for cache in self.caches.values())
 
     def wait(self, timeout: float) -> bool:
         """Whether every cache has listed once, waiting up to ``timeout`` seconds in all."""
-        return all(cache.listed.wait(timeout) for cache in self.caches.values())
+        events = [c.listed for c in self.caches.values()] + (self.grouping.listed if self.grouping else [])
+        return all(event.wait(timeout) for event in events)
 
     def problems(self) -> list[str]:
         """For ``/readyz``: the kinds not listed yet (a review of their pods would be refused)."""
         unlisted = [
             f"identity cache for {c.kind} has not listed yet" for c in self.caches.values() if not c.synced
         ]
+        if self.grouping is not None and not self.grouping.synced:
+            unlisted.append("the grouping cache has not listed pods and Workloads yet")
         return [self.failure, *unlisted] if self.failure is not None else unlisted
+
+
+def _api(kubeconfig: Path | None) -> Api:
+    api_client = connect(kubeconfig)
+    # No retries inside a call: a review's GET must end within the apiserver's webhook
+    # timeout (GET_TIMEOUT bounds one attempt), and the informers back off on their own.
+    api_client.configuration.retries = 0
+    return Api(api_client)
+
+
+def _listable(api: Api, resource: Resource) -> str | None:
+    """Why the webhook cannot list ``resource`` (not served, forbidden), or ``None``."""
+    try:
+        api.call("GET", resource.path(), query=[("limit", 1)], timeout=GET_TIMEOUT)
+    except ApiException as exc:
+        if exc.status in (401, 403, 404):
+            return "not served" if exc.status == 404 else f"HTTP {exc.status} (RBAC)"
+        return None  # a passing failure: the informer retries, and readiness waits for it
+    except (HTTPError, OSError, ValueError):
+        return None
+    return None
 
 
 def _served(api: Api, resource: Resource) -> bool:
@@ -175,7 +238,9 @@ def watch_identities(
     """``policies`` with an identity cache on each membership policy, and the (unstarted)
     watch that fills them; ``(policies, None)`` when no policy has ``membership``."""
     members = membership_kinds(policies)
-    if not members:
+    grouping = GroupingCache() if stamps(policies) else None
+    if not members and grouping is None:
         return policies, None
     caches = {p.name: IdentityCache(p.kind) for p in members}
-    return with_identities(policies, caches), IdentityWatch(members, caches, policies, kubeconfig=kubeconfig)
+    attached = with_identities(policies, caches).with_grouping(grouping)
+    return attached, IdentityWatch(members, caches, policies, kubeconfig=kubeconfig, grouping=grouping)
