@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from webhook.governed.audit import judge
 
+from webhook.governed.drift import judge
 from webhook.governed.modes import kind_modes
 from webhook.governed.reconcile import Observed
 from webhook.policy import PolicySet

@@ -8,9 +8,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from webhook.governed.readiness import Facts, checks
 
 from tests.standin import StandIn
+from webhook.doctor.checks import Facts, checks
 from webhook.governed.apis import choose
 from webhook.kube.api import Api, connect
 from webhook.reconciler.startup import scheduling_apis

@@ -14,7 +14,8 @@ It chains the three mutators on a copy-on-write copy of the object and diffs onc
    or by a membership label: :mod:`webhook.governed.membership`).
 
 The patch is built by diffing, never by hand: ``jsonpatch.make_patch`` turns the original into
-the mutated object (run only when a mutator reports a subtree it touched). Mutation happens on
+the mutated object (:func:`~webhook.governed.patch.diff`, run only when a mutator reports a
+subtree it touched). Mutation happens on
 CREATE only: every block wasp writes is frozen or NoSet once the object exists.
 """
 
@@ -23,12 +24,10 @@ from __future__ import annotations
 import typing as t
 from dataclasses import dataclass, field
 
-import jsonpatch
-
 from webhook.governed.defaulting import Defaulted, default_object
 from webhook.governed.delegation import clashes
 from webhook.governed.layering import outer_owner
-from webhook.governed.patch import PatchOp
+from webhook.governed.patch import PatchOp, diff
 from webhook.governed.stamping import Stamped, child_template_of, stamp_child, stamp_pod
 from webhook.governed.tree import build_tree
 from webhook.policy import PolicySet
@@ -78,7 +77,7 @@ def mutate_object(obj: object, policies: PolicySet, *, operation: str, old_obj: 
         warnings.extend(result.warnings)
         roots.extend(result.roots)
     warnings.extend(_delegation_clashes(current, policies))
-    patch: list[PatchOp] = list(jsonpatch.make_patch(obj, current)) if roots else []
+    patch: list[PatchOp] = diff(obj, current) if roots else []
     return Mutation(current, patch, tuple(dict.fromkeys(warnings)))
 
 

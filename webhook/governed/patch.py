@@ -1,7 +1,7 @@
 """The JSON Patch of a mutation, and the copy-on-write helper the mutators write with.
 
 The mutating webhook never builds patch paths by hand: it mutates a copy of the object and
-``jsonpatch.make_patch`` diffs it against the original (webhook.governed.mutation).
+``jsonpatch.make_patch`` diffs it against the original (:func:`diff`).
 :func:`encode_patch` is the ``AdmissionResponse.patch`` encoding of that patch.
 
 :func:`assoc` returns a mutated object that shares every untouched subtree with the original,
@@ -14,11 +14,43 @@ import base64
 import json
 import typing as t
 
+import jsonpatch
+
 from webhook.vocab.field import FieldPath, Key
 
-__all__ = ["PatchOp", "assoc", "encode_patch"]
+__all__ = ["PatchOp", "assoc", "diff", "encode_patch"]
 
 PatchOp = dict[str, t.Any]
+# Stands, on both sides, for a subtree the mutation shares with the original.
+_SHARED: t.Final = "\x00wasp:shared"
+
+
+def diff(original: object, mutated: object) -> list[PatchOp]:
+    """The RFC 6902 patch from ``original`` to ``mutated`` (made with :func:`assoc`).
+
+    ``jsonpatch.make_patch`` walks both objects whole, two stack frames a level, so a value
+    nested a thousand levels deep anywhere in the object (hostile, or a CRD's free-form
+    field) would exhaust the stack although wasp never touched it. Subtrees the mutation
+    shares with the original (the same object, as :func:`assoc` leaves them) are first
+    replaced by one placeholder on both sides: the library then compares only the paths the
+    mutation wrote, and its patch is the same (a placeholder is never inside an operation,
+    since only values that differ are written into one)."""
+    a, b = _unshared(original, mutated)
+    return list(jsonpatch.make_patch(a, b))
+
+
+def _unshared(a: object, b: object) -> tuple[object, object]:
+    if a is b:
+        return _SHARED, _SHARED
+    if isinstance(a, dict) and isinstance(b, dict):
+        left, right = dict(a), dict(b)
+        for key in a.keys() & b.keys():
+            left[key], right[key] = _unshared(a[key], b[key])
+        return left, right
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        pairs = [_unshared(x, y) for x, y in zip(a, b, strict=True)]
+        return [x for x, _ in pairs], [y for _, y in pairs]
+    return a, b
 
 
 def encode_patch(ops: t.Sequence[PatchOp]) -> str:

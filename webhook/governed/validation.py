@@ -95,6 +95,10 @@ def validate_governed(
     """
     warnings: list[str] = []
     tree, errors = build_tree(policy, obj)
+    # A tree that could not be read whole (wrong types, too many elements) is judged on its
+    # shape alone: whether its gang can form is asked once it reads, and lists past their
+    # limit are never walked.
+    readable = not errors
     present = tree.block is not None
     if policy.feature_gate and policy.feature_gate not in gates.enabled and present:
         root_path = policy.root.path
@@ -125,7 +129,9 @@ def validate_governed(
         errors.extend(Builder(tree, policy.build_options).validate(old_root))
     # Whether the gang can form (docs/schedulability.md); a node already refused for the
     # controller's count is not told about its plain pod-count bound as well.
-    sched_errors, sched_warnings = schedulability(policy, obj, old, nodes, judge_job=judge_job)
+    sched_errors, sched_warnings = (
+        schedulability(policy, obj, old, nodes, judge_job=judge_job) if readable else ([], [])
+    )
     warnings.extend(sched_warnings)
     refused = {str(e.field) for e in sched_errors}
     for node in nodes:
