@@ -20,7 +20,9 @@ from tests.chart import tools, values_schema
 from tests.chart.conftest import SCENARIO_IDS, Rendering, arg, policies_of, server_args
 from webhook.cli.reconcile import reconcile
 from webhook.cli.serve import serve
+from webhook.governed.grouping import GroupingCache
 from webhook.governed.membership import membership_kinds
+from webhook.governed.outsiders import grouping_feeds, stamps
 from webhook.governed.reconcile import reconciled_policies
 from webhook.policy import PolicySet
 from webhook.reconciler.controller import governed_resources
@@ -150,17 +152,25 @@ def test_the_bindings_grant_the_roles_to_the_reconciler_only(
 
 
 @pytest.mark.parametrize("scenario_id", SCENARIO_IDS)
-def test_the_webhook_service_account_has_no_api_permission_unless_membership(
+def test_the_webhook_service_account_reads_exactly_what_the_webhook_watches(
     renderings: dict[str, Rendering], scenario_id: str, tmp_path: Path
 ) -> None:
-    """No token, no binding, no egress; with a membership policy (docs/decisions.md §28), the
-    token, and get/list/watch on exactly the kinds the webhook's identity watch reads."""
+    """No token, no binding, no egress unless a policy stamps; then the token, list and watch on
+    exactly the grouping cache's feeds (docs/decisions.md §30: Workloads, pods, the child kinds,
+    CRDs), and get/list/watch on the membership kinds (§28). The feeds are the webhook's own
+    (``grouping_feeds``), so the chart can never grant less than the webhook reads."""
     rendering = renderings[scenario_id]
     pod = rendering.deployment()["spec"]["template"]["spec"]
     account = rendering.find("ServiceAccount", pod["serviceAccountName"])
     assert account["metadata"]["name"] == pod["serviceAccountName"]
-    watched = {(p.group, p.resource) for p in membership_kinds(policies_of(rendering, tmp_path))}
-    token = bool(watched)
+    policies = policies_of(rendering, tmp_path)
+    wanted: dict[tuple[str, str], set[str]] = {}
+    if stamps(policies):
+        for (group, _, plural, _), _, _ in grouping_feeds(policies, GroupingCache()):
+            wanted.setdefault((group, plural), set()).update({"list", "watch"})
+    for p in membership_kinds(policies):
+        wanted.setdefault((p.group, p.resource), set()).update({"get", "list", "watch"})
+    token = bool(wanted)
     assert (pod["automountServiceAccountToken"], account["automountServiceAccountToken"]) == (token, token)
     bindings = rendering.all("RoleBinding") + rendering.all("ClusterRoleBinding")
     # Only named service accounts are bound (a Group such as system:serviceaccounts would cover it).
@@ -175,7 +185,7 @@ def test_the_webhook_service_account_has_no_api_permission_unless_membership(
             for group in rule["apiGroups"]:
                 for resource in rule["resources"]:
                     granted.setdefault((group, resource), set()).update(rule["verbs"])
-    assert granted == {key: {"get", "list", "watch"} for key in watched}
+    assert granted == wanted
 
 
 # ------------------------------------------------------------------------------------- flags

@@ -27,7 +27,11 @@ def _egress(values: Json, tmp: Path) -> list[Json]:
     ("values", "expected"),
     [
         pytest.param({}, [], id="the default install connects nowhere"),
-        pytest.param({"integrations": ["jobset", "raycluster"]}, [], id="integrations without membership"),
+        pytest.param(
+            {"integrations": ["jobset", "raycluster"]},
+            [{"ports": [{"port": 443, "protocol": "TCP"}, {"port": 6443, "protocol": "TCP"}]}, *DNS],
+            id="stamping integrations: the grouping cache's watch (decision 30)",
+        ),
         pytest.param(
             {"integrations": ["leaderworkerset"]},
             [{"ports": [{"port": 443, "protocol": "TCP"}, {"port": 6443, "protocol": "TCP"}]}, *DNS],
@@ -49,7 +53,7 @@ def _egress(values: Json, tmp: Path) -> list[Json]:
         ),
     ],
 )
-def test_the_webhook_reaches_the_apiserver_only_for_membership(
+def test_the_webhook_reaches_the_apiserver_only_when_it_stamps(
     tmp_path: Path, values: Json, expected: list[Json]
 ) -> None:
     assert _egress(values, tmp_path) == expected

@@ -343,14 +343,16 @@ the condition `wasp reconcile` itself applies (webhook/reconciler/run.py).
 {{- end -}}
 
 {{/*
-The policies with `spec.stamping.membership` (LeaderWorkerSet), as a YAML list: the kinds the
-webhook itself watches for the UIDs their pods' PodGroup names hash (webhook/server/identities.py,
-docs/decisions.md §28). Empty (the default install): the webhook gets no API access at all.
+The policies whose pods or child objects the webhook stamps (`spec.stamping.pods`,
+`childTemplates` or `membership`), as a YAML list: for these the webhook keeps its grouping
+cache (all or nothing, docs/decisions.md §30), so it needs its token and read access to
+Workloads, Pods, the child kinds and (with `spec.native.crdFields`) the CRDs. Empty: no API access.
 */}}
-{{- define "wasp.membershipPolicies" -}}
+{{- define "wasp.stampingPolicies" -}}
 {{- $out := list -}}
 {{- range $policy := include "wasp.policies" . | fromYamlArray -}}
-{{- if dig "spec" "stamping" "membership" "" $policy -}}
+{{- $stamping := dig "spec" "stamping" dict $policy -}}
+{{- if or (dig "pods" false $stamping) (dig "childTemplates" list $stamping) (dig "membership" "" $stamping) -}}
 {{- $out = append $out $policy -}}
 {{- end -}}
 {{- end -}}
