@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import logging
 import socket
-import sys
 import threading
-import time
 import typing as t
 from socketserver import ThreadingMixIn
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from flask import Flask, Response
 
+from webhook.probeport.bounded import Bounded, head_read
 from webhook.server import metrics
 from webhook.server.app import readyz_response
 
@@ -66,78 +65,11 @@ def create_probe_app(readiness: t.Callable[[], list[str]]) -> Flask:
     return app
 
 
-class _ThreadingServer(ThreadingMixIn, WSGIServer):
-    """One thread per connection, as wsgiref does, but each one bounded (issue 17).
+class _ThreadingServer(Bounded, ThreadingMixIn, WSGIServer):
+    """One thread per connection, as wsgiref does, each one bounded (webhook.probeport)."""
 
-    A connection gets ``header_timeout`` from its accept to send its request line and
-    headers (one request per connection: wsgiref answers HTTP/1.0 and closes, so there is
-    no idle keep-alive to bound), and every read or write on it waits at most that long. At
-    ``max_connections`` the oldest connection still sending its head is cut to make room,
-    so silent clients cannot hold the threads and the kubelet's probes still get answers.
-    """
-
-    daemon_threads = True
     allow_reuse_address = True
-    # socketserver's 5 would drop a burst of connects, and a probe behind them waits for its
-    # SYN to be sent again (a second or more).
-    request_queue_size = 128
-    header_timeout: float = 5.0
-    max_connections: int = MAX_PROBE_CONNECTIONS
-
-    def server_activate(self) -> None:
-        super().server_activate()
-        self._lock = threading.Lock()
-        # Connections whose head has not all arrived, with the monotonic time of their accept.
-        self._reading: dict[socket.socket, float] = {}
-        self._open: set[socket.socket] = set()
-
-    def process_request(self, request: t.Any, client_address: t.Any) -> None:
-        now = time.monotonic()
-        with self._lock:
-            if len(self._open) >= self.max_connections:
-                if not self._reading:
-                    # Every thread is answering: refuse the newcomer rather than queue it.
-                    request.close()
-                    return
-                oldest = min(self._reading, key=self._reading.__getitem__)
-                del self._reading[oldest]
-                _cut(oldest)  # its thread ends, and shutdown_request forgets it
-            self._open.add(request)
-            self._reading[request] = now
-        request.settimeout(self.header_timeout)
-        super().process_request(request, client_address)
-
-    def head_read(self, request: socket.socket) -> None:
-        with self._lock:
-            self._reading.pop(request, None)
-
-    def shutdown_request(self, request: t.Any) -> None:
-        with self._lock:
-            self._reading.pop(request, None)
-            self._open.discard(request)
-        super().shutdown_request(request)
-
-    def handle_error(self, request: t.Any, client_address: t.Any) -> None:
-        # socketserver would print a traceback to stderr; a client that timed out, was cut
-        # or reset is the client's doing, anything else is logged once.
-        if not isinstance(sys.exc_info()[1], OSError):
-            log.exception("internal error on the probe port")
-
-    def service_actions(self) -> None:
-        """Between accepts (every poll interval): cut heads past their deadline."""
-        late = time.monotonic() - self.header_timeout
-        with self._lock:
-            for request in [r for r, since in self._reading.items() if since <= late]:
-                del self._reading[request]
-                _cut(request)
-
-
-def _cut(request: socket.socket) -> None:
-    """End a connection whose thread may be blocked reading it: the read returns at once."""
-    try:
-        request.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass  # already gone
+    max_connections = MAX_PROBE_CONNECTIONS
 
 
 class _ThreadingServer6(_ThreadingServer):
@@ -151,7 +83,7 @@ class _QuietHandler(WSGIRequestHandler):
 
     def parse_request(self) -> bool:
         parsed = super().parse_request()  # reads the headers too: the deadline is met
-        t.cast(_ThreadingServer, self.server).head_read(self.connection)
+        head_read(self.server, self.connection)
         return parsed
 
     def log_message(self, format: str, *args: t.Any) -> None:  # noqa: A002 - stdlib signature
@@ -170,7 +102,7 @@ class ProbeServer:
         self._server: _ThreadingServer = make_server(
             host, port, app, server_class=server_class, handler_class=_QuietHandler
         )
-        self._server.header_timeout = header_timeout
+        self._server.head_timeout = header_timeout
         self._server.max_connections = max_connections
         self._thread = threading.Thread(target=self._server.serve_forever, name="wasp-probes", daemon=True)
 

@@ -1,0 +1,1 @@
+"""The bounded plain-HTTP probe port both long-running processes serve (standard library only)."""
