@@ -312,7 +312,7 @@ def serve_null(argv: list[str]) -> None:
 
     original = serve_module._run
 
-    def run_null(settings: t.Any) -> None:
+    def run_null(settings: t.Any, *rest: t.Any) -> None:
         import webhook.server.app as app_module
 
         real_create = app_module.create_app
@@ -371,7 +371,7 @@ def serve_null(argv: list[str]) -> None:
             return app
 
         app_module.create_app = create_null
-        original(settings)
+        original(settings, *rest)
 
     serve_module._run = run_null
     command = serve_module.serve

@@ -157,9 +157,13 @@ def _limits(policy: Policy, node: ObjectNode) -> list[Finding]:
     need = _min_count(node)
     if need is None:
         return []
+    # No more pods exist at once than the pod count: a gang above it is the plain bound's to
+    # report (minCount <= parallelism, in upstream's words for a Job), or not to (a paused
+    # workload, decision 10), so job-concurrency judges only what the pod count allows.
+    above = node.pod_count is not None and need > node.pod_count
     out: list[Finding] = []
     for limit in policy.schedulability.limits:
-        if limit.node != node.spec.id:
+        if limit.node != node.spec.id or (above and limit.rule == "job-concurrency"):
             continue
         count = _limit_count(limit, node.context)
         if count is None or need <= count:
@@ -173,6 +177,8 @@ def _limit_count(limit: PodLimit, context: Obj) -> int | None:
         holds, failure = evaluate(limit.when_program, context)
         if failure is not None or holds is not True:
             return None
+    if limit.count_path is not None:
+        return _integer(get_path(context, limit.count_path))
     assert limit.count_program is not None  # compiled at load
     value, failure = evaluate(limit.count_program, context)
     return _integer(value) if failure is None else None

@@ -90,7 +90,8 @@ class JobTemplate:
 @dataclass(frozen=True, slots=True)
 class PodLimit:
     """While ``when`` holds (always when unset), at most ``count`` pods of the ``node``'s group
-    exist before anything waits (``startOrder``) or at once (``podsAtOnce``). ``explain`` and
+    exist before anything waits (``startOrder``) or at once (``podsAtOnce``). ``count`` is CEL,
+    or ``count_path`` a field read as it is (no limit while the field is unset). ``explain`` and
     ``fix`` are the words a user reads; ``{count}`` in them is the computed count."""
 
     rule: str
@@ -99,6 +100,7 @@ class PodLimit:
     explain: str
     fix: str
     when: str | None = None
+    count_path: FieldPath | None = None
     count_program: cel.Program | None = field(default=None, compare=False, repr=False)
     when_program: cel.Program | None = field(default=None, compare=False, repr=False)
 
@@ -122,6 +124,10 @@ _LIMIT_PROPERTIES: dict[str, t.Any] = {
     "node": {"type": "string", "minLength": 1, "description": "The leaf (default: root)."},
     "when": {"type": "string", "minLength": 1, "description": "CEL over the object as `self`."},
     "count": {"type": "string", "minLength": 1, "description": "CEL integer over the object as `self`."},
+    "countPath": {
+        **_PATH,
+        "description": "Instead of count: an integer field of the object, no limit while it is unset.",
+    },
     "explain": {**_WORDS, "description": "Why at most {count} pods exist, in the user's words."},
     "fix": {**_WORDS, "description": "What the user can change; {count} is the count."},
 }
@@ -133,7 +139,9 @@ def _limits(extra: dict[str, t.Any]) -> dict[str, t.Any]:
         "items": {
             "type": "object",
             "additionalProperties": False,
-            "required": ["count", "explain", "fix"],
+            "required": ["explain", "fix"],
+            # A field read as it is needs no CEL: the Job's own limit is judged on every review.
+            "oneOf": [{"required": ["count"]}, {"required": ["countPath"]}],
             "properties": {**_LIMIT_PROPERTIES, **extra},
         },
     }
@@ -244,11 +252,14 @@ def load_schedulability(loader: _Loader, doc: t.Mapping[str, t.Any] | None) -> S
                 PodLimit(
                     rule=entry.get("rule", rule),
                     node=node,
-                    count=entry["count"],
+                    count=entry.get("count", ""),
                     explain=entry["explain"],
                     fix=entry["fix"],
                     when=when,
-                    count_program=loader.cel(f"{at}.count", entry["count"]),
+                    count_path=(
+                        loader.path(f"{at}.countPath", entry["countPath"]) if "countPath" in entry else None
+                    ),
+                    count_program=loader.cel(f"{at}.count", entry["count"]) if "count" in entry else None,
                     when_program=loader.cel(f"{at}.when", when) if when is not None else None,
                 )
             )
