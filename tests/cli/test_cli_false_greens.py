@@ -156,7 +156,11 @@ UNGOVERNED = [
         _retyped(apiVersion="batch/v2"), "batch/v1", id="apiVersion: batch/v2 carrying spec.scheduling"
     ),
     pytest.param(
-        {**_crd("example.com/v1", "Trainer"), "metadata": {"name": "t"}, "spec": {"scheduling": {}}},
+        {
+            **_crd("example.com/v1", "Trainer"),
+            "metadata": {"name": "t"},
+            "spec": {"scheduling": {"schedulingPolicy": {"gang": {}}}},
+        },
         "",
         id="an unknown CRD with a spec.scheduling block",
     ),
@@ -188,6 +192,14 @@ CONTROLS = [
     ),
     pytest.param(
         {**_crd("jobset.x-k8s.io/v1alpha2", "JobSet"), "metadata": {"name": "j"}}, id="JobSet without blocks"
+    ),
+    pytest.param(
+        {
+            **_crd("example.com/v1", "Trainer"),
+            "metadata": {"name": "t"},
+            "spec": {"scheduling": {"queue": "research", "priority": 3}},
+        },
+        id="another controller's own spec.scheduling",
     ),
 ]
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import typing as t
 
+from webhook.declarative.document import BlockType, block_schema
 from webhook.governed.result import Result
 from webhook.policy import PolicySet
 from webhook.policy.integrations import KNOWN_INTEGRATIONS, integration_paths
@@ -24,6 +25,8 @@ __all__ = ["BLOCKS_ANNOTATION", "blocks_field", "judged", "rejection", "warning"
 
 # The annotation every shipped integration reads its blocks from (docs/integrations/).
 BLOCKS_ANNOTATION: t.Final = "scheduling.wasp.dev/blocks"
+# The members of an embedded scheduling block, as the building-blocks document declares them.
+BLOCK_MEMBERS: t.Final = frozenset(block_schema(BlockType.SCHEDULING)["properties"])
 
 
 def blocks_field(obj: t.Mapping[str, object]) -> str | None:
@@ -33,7 +36,11 @@ def blocks_field(obj: t.Mapping[str, object]) -> str | None:
     if isinstance(annotations, dict) and BLOCKS_ANNOTATION in annotations:
         return f"metadata.annotations[{BLOCKS_ANNOTATION}]"
     spec = obj.get("spec")
-    if isinstance(spec, dict) and isinstance(spec.get("scheduling"), dict):
+    scheduling = spec.get("scheduling") if isinstance(spec, dict) else None
+    # Another controller's own `spec.scheduling` (a mapping of other fields) is not wasp's: only
+    # one holding a building block's member is reported, or a CI run with --strict would fail
+    # on CRDs that merely share the field's name.
+    if isinstance(scheduling, dict) and not BLOCK_MEMBERS.isdisjoint(scheduling):
         return "spec.scheduling"
     return None
 
