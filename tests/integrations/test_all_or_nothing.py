@@ -55,17 +55,7 @@ def _raycluster(chain: Chain) -> None:
 
 
 def _mpijob(chain: Chain) -> None:
-    job = chain.create(mpi.mpijob(gang(), workers=3))
-    name, specs = job["metadata"]["name"], job["spec"]["mpiReplicaSpecs"]
-    common = {"training.kubeflow.org/operator-name": "mpi-operator", "training.kubeflow.org/job-name": name}
-    for i in range(3):
-        role = {"training.kubeflow.org/job-role": "worker", "training.kubeflow.org/replica-index": str(i)}
-        chain.pod(specs["Worker"]["template"], name=f"{name}-worker-{i}", by=job, labels={**common, **role})
-    template = copy.deepcopy(specs["Launcher"]["template"])
-    template.setdefault("metadata", {})["labels"] = {**common, "training.kubeflow.org/job-role": "launcher"}
-    body = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": f"{name}-launcher", "namespace": "ml"},
-            "spec": {"backoffLimit": 6, "template": template}}  # fmt: skip
-    chain.job_pods(chain.create(body, by=job), 1)
+    mpi.replay(chain, chain.create(mpi.mpijob(gang(), workers=3)), 3)
 
 
 def _volcano(chain: Chain) -> None:

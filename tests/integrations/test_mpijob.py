@@ -104,16 +104,12 @@ def test_compile_min_count_is_the_pod_count(tmp_path: Path, obj: Json, pods: int
     assert items[1]["spec"]["schedulingPolicy"] == {"gang": {"minCount": pods}}
 
 
-def test_every_pod_of_the_controller_chain_joins_the_group_the_reconciler_creates(
-    policies: PolicySet,
-) -> None:
-    """Workers are pods of the MPIJob; the launcher Pod comes through the launcher Job, whose
-    pod template the webhook stamps (the Job is its parent's: no Workload of its own)."""
-    chain = Chain(policies)
-    job = chain.create(mpijob(gang(), workers=3))
+def replay(chain: Chain, job: Json, workers: int) -> Json:
+    """What mpi-operator creates for the stored MPIJob ``job``: its worker pods, then the
+    launcher Job (returned), whose one pod the Job controller creates."""
     name, specs = job["metadata"]["name"], job["spec"]["mpiReplicaSpecs"]
     common = {"training.kubeflow.org/operator-name": "mpi-operator", "training.kubeflow.org/job-name": name}
-    for i in range(3):
+    for i in range(workers):
         role = {"training.kubeflow.org/job-role": "worker", "training.kubeflow.org/replica-index": str(i)}
         chain.pod(specs["Worker"]["template"], name=f"{name}-worker-{i}", by=job, labels={**common, **role})
     template = copy.deepcopy(specs["Launcher"]["template"])
@@ -125,8 +121,18 @@ def test_every_pod_of_the_controller_chain_joins_the_group_the_reconciler_create
         "spec": {"backoffLimit": 6, "template": template},
     }
     launcher = chain.create(body, by=job)
-    assert plan(launcher, policies, Observed()).writes == ()
     chain.job_pods(launcher, 1)
+    return launcher
+
+
+def test_every_pod_of_the_controller_chain_joins_the_group_the_reconciler_creates(
+    policies: PolicySet,
+) -> None:
+    """Workers are pods of the MPIJob; the launcher Pod comes through the launcher Job, whose
+    pod template the webhook stamps (the Job is its parent's: no Workload of its own)."""
+    chain = Chain(policies)
+    launcher = replay(chain, chain.create(mpijob(gang(), workers=3)), 3)
+    assert plan(launcher, policies, Observed()).writes == ()
     landings = chain.check()
     assert len(landings) == 4 and len({landing.group for landing in landings}) == 1
     [group] = chain.desired()
