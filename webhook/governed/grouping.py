@@ -127,11 +127,7 @@ class GroupingCache:
     def workload_changed(self, old: Obj | None, new: Obj | None) -> None:
         """A slim Workload (:func:`slim_workload`) was added, changed or deleted."""
         with self._lock:
-            for obj, present in ((old, False), (new, True)):
-                root = obj.get("root") if obj is not None else None
-                if obj is None or not root:
-                    continue
-                key: RootKey = (root[0], root[1], root[2], root[3])
+            for obj, key, present in _rooted(old, new):
                 name = str(_meta(obj).get("name", ""))
                 if present:
                     self._workloads[key][name] = (bool(obj.get("wasp")), str(obj.get("owner") or ""))
@@ -146,11 +142,7 @@ class GroupingCache:
         """A slim pod or child (``{"metadata", "kind", "root"}``, root ``None`` unless it is an
         outsider: see :mod:`webhook.governed.outsiders`) was added, changed or deleted."""
         with self._lock:
-            for obj, present in ((old, False), (new, True)):
-                root = obj.get("root") if obj is not None else None
-                if obj is None or not root:
-                    continue
-                key: RootKey = (root[0], root[1], root[2], root[3])
+            for obj, key, present in _rooted(old, new):
                 member = (str(obj.get("kind", "")), str(_meta(obj).get("name", "")))
                 if present:
                     self._outside[key].add(member)
@@ -280,3 +272,12 @@ def native_reason(obj: Obj, policy: Policy, policies: PolicySet) -> str | None:
         f"{policy.kind} is managed natively ({why}): its controller creates its Workload and PodGroups; wasp "
         "creates nothing and stamps nothing for it, and keeps validating it"
     )
+
+
+def _rooted(old: Obj | None, new: Obj | None) -> t.Iterator[tuple[Obj, RootKey, bool]]:
+    """The slim objects of a watch event that name their root: the old one to forget, then the
+    new one to record (``present``)."""
+    for obj, present in ((old, False), (new, True)):
+        root = obj.get("root") if obj is not None else None
+        if obj is not None and root:
+            yield obj, (root[0], root[1], root[2], root[3]), present
