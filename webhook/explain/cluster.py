@@ -17,9 +17,10 @@ import typing as t
 
 from webhook.explain.capacity import Usage, add_usage
 from webhook.explain.diagnose import Explanation, Options, explain
-from webhook.explain.kinds import COMPOSITE_POD_GROUPS, POD_GROUPS, WORKLOADS, KindSpec, by_kind
+from webhook.explain.kinds import KindSpec, by_kind
 from webhook.explain.selection import belongs, pod_selector, resolve
 from webhook.explain.snapshot import Snapshot
+from webhook.governed.apis import GROUP, PLURALS, Chosen, choose
 from webhook.kube.api import Api, ApiException, Resource
 from webhook.policy import PolicySet
 
@@ -76,9 +77,11 @@ class Reader:
                 return None
             raise
 
-    def served(self, group: str, version: str) -> frozenset[str]:
-        self.calls += 1
-        return frozenset(self.api.discover(group, version) or ())
+    def scheduling_versions(self) -> Chosen:
+        """The scheduling API versions to read, from discovery (one call per version listed)."""
+        served = self.api.group_versions(GROUP)
+        self.calls += 1 + len(served)
+        return choose(served, write=False)
 
 
 def forbidden(exc: Exception) -> str | None:
@@ -101,14 +104,21 @@ def _read(reader: Reader, spec: KindSpec, namespace: str, name: str, policies: P
     snap = Snapshot(target, trail)
     if target is None:
         return snap
-    served = reader.served("scheduling.k8s.io", "v1beta1")
-    snap.was_served = {"workloads", "podgroups"} <= served
+    # The versions discovery lists that wasp has a schema for, as audit and doctor read them
+    # (webhook/governed/apis.py); one it has none for is named in the notes, never guessed.
+    chosen = reader.scheduling_versions()
+    snap.was_served = {"Workload", "PodGroup"} <= chosen.versions.keys()
+    snap.unread.update({kind: why for kind, why in chosen.missing.items() if "no schema" in why})
     if snap.was_served:
-        snap.workloads = [w for page in reader.pages(_resource(WORKLOADS), namespace) for w in page]
-        snap.groups = [g for page in reader.pages(_resource(POD_GROUPS), namespace) for g in page]
-        group = COMPOSITE_POD_GROUPS
-        if group.plural in reader.served(group.group, group.version):
-            snap.groups += [g for page in reader.pages(_resource(group), namespace) for g in page]
+        for kind, plural in PLURALS.items():
+            if kind not in chosen.versions:
+                continue
+            spec = KindSpec(GROUP, chosen.versions[kind], plural, kind)
+            found = [o for page in reader.pages(_resource(spec), namespace) for o in page]
+            if kind == "Workload":
+                snap.workloads = found
+            else:
+                snap.groups += found
     selector = pod_selector(target, policies, override=options.pod_selector)
     for page in reader.pages(PODS, namespace, labels=selector.label_selector()):
         snap.pods += [p for p in page if belongs(p, selector)]

@@ -177,8 +177,9 @@ _PLAN_REPORTS: t.Final = {
 
 def _dropped(pods: t.Sequence[Obj], owner: Json) -> list[Finding]:
     ungrouped = [p for p in pods if not group_of(p)]
-    evidence = ["scheduling.k8s.io/v1beta1 workloads and podgroups are not served: feature gate GenericWorkload is "
-                "off on kube-apiserver, which then drops spec.schedulingGroup from every pod it creates"]  # fmt: skip
+    evidence = ["scheduling.k8s.io workloads and podgroups are not served in a version wasp reads (v1beta1): "
+                "feature gate GenericWorkload is off on kube-apiserver, which then drops spec.schedulingGroup "
+                "from every pod it creates, or the cluster serves another version (the notes name it)"]  # fmt: skip
     if ungrouped:
         evidence.append(
             f"{len(ungrouped)} pod(s) of the workload have no spec.schedulingGroup: {pod_rules.names(ungrouped)}"
@@ -232,6 +233,7 @@ def explain(snapshot: Snapshot, policies: PolicySet, options: Options = Options(
 
     if not snapshot.was_served:
         out.findings = _dropped([p for p in pods if active(p)], owner)
+        out.notes += _unread(snapshot)
         return out
     structure, about_pods = _structure(obj, policy, policies, snapshot, pods, tree, owner, judged)
     found = [*invalid, *structure]
@@ -259,10 +261,14 @@ def explain(snapshot: Snapshot, policies: PolicySet, options: Options = Options(
     if any(f.code in ("insufficient-capacity",) for f in found) or (options.capacity and any(
             g.verdict == "pending" for g in tree.leaves())):  # fmt: skip
         out.notes.append(ESTIMATE)
-    # Nodes and pods not read are the capacity check's to report (capacity-unknown).
-    out.notes += [f"not read: {what}: {why}" for what, why in sorted(snapshot.unread.items())
-                  if what not in ("nodes", "pods")]  # fmt: skip
+    out.notes += _unread(snapshot)
     return out
+
+
+def _unread(snapshot: Snapshot) -> list[str]:
+    # Nodes and pods not read are the capacity check's to report (capacity-unknown).
+    return [f"not read: {what}: {why}" for what, why in sorted(snapshot.unread.items())
+            if what not in ("nodes", "pods")]  # fmt: skip
 
 
 def _warning(finding: Finding) -> Finding:
