@@ -4,7 +4,7 @@ Both questions are answered the same way for a cluster and for a dump: the shell
 ``lookup`` (by apiVersion, kind and name) and the pure rules here decide what to follow.
 
 A workload's pods are found by the label its controller writes on every pod (the table
-below, from each controller's code as recorded in /work/shared/notes/ecosystem-crds.md), so
+below, from the label each controller sets on the pods it creates), so
 a cluster read is a label-selected list; a policy with ``stamping.membership`` names its
 label itself. A kind with no known label falls back to the pods the object controls
 directly (its UID in their controller ownerReference): a read of the namespace's pods,
