@@ -2,7 +2,7 @@
 
 A STAND-IN for the apiserver's registry strategies (docs/reconciler.md "Tests and the
 stand-in"): with a gate off, kube-apiserver serves no resource the gate guards and clears
-gated fields on create before validation (/work/shared/spec/api.md §2.3, §3). Every gate is
+gated fields on create before validation (the WAS API reference, api.md §2.3, §3). Every gate is
 on unless ``--feature-gates`` turns it off, so tests that pass no switch see every field kept.
 """
 
