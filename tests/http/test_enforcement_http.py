@@ -8,6 +8,7 @@ answer for the same review: the same causes, ``(type, field)``, only the verdict
 
 from __future__ import annotations
 
+import logging
 import typing as t
 from pathlib import Path
 
@@ -153,27 +154,45 @@ def sample(labels: dict[str, str]) -> float:
 
 
 @pytest.mark.parametrize(
-    ("mode", "obj", "outcome", "code", "causes"),
+    ("mode", "obj", "outcome", "code", "causes", "level"),
     [
-        pytest.param("flag", two_errors(), "warned", None, 2, id="warned: no status code, two causes"),
-        pytest.param("deny", two_errors(), "denied", 403, 2, id="denied: 403, two causes"),
-        pytest.param("flag", job(min_count=8), "allowed", None, None, id="allowed"),
+        pytest.param(
+            "flag", two_errors(), "warned", None, 2, "INFO", id="warned: no status code, two causes"
+        ),
+        pytest.param("deny", two_errors(), "denied", 403, 2, "INFO", id="denied: 403, two causes"),
+        pytest.param("flag", job(min_count=8), "allowed", None, None, "DEBUG", id="allowed: a debug line"),
     ],
 )
 def test_metrics_and_the_review_log_record_the_outcome(
     clients: dict[str, FlaskClient],
-    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
     mode: str,
     obj: Json,
     outcome: str,
     code: int | None,
     causes: int | None,
+    level: str,
 ) -> None:
     labels = {"endpoint": "validate", "kind": "Job", "operation": "CREATE", "outcome": outcome}
     before = sample(labels)
-    lines: list[dict[str, object]] = []
-    monkeypatch.setattr(app_module.log, "info", lambda msg, *, extra: lines.append(extra["fields"]))
-    answer(clients[mode], "/validate", build_review(obj, uid="logged"))
+    with caplog.at_level(logging.DEBUG, logger=app_module.log.name):
+        answer(clients[mode], "/validate", build_review(obj, uid="logged"))
     assert sample(labels) == before + 1
-    [line] = lines  # what the JSON line carries
-    assert (line["uid"], line["outcome"], line["code"], line["causes"]) == ("logged", outcome, code, causes)
+    [record] = [r for r in caplog.records if r.getMessage() == "review"]
+    line = t.cast(dict[str, object], record.fields)  # type: ignore[attr-defined]  # what the JSON line carries
+    assert (record.levelname, line["uid"], line["outcome"], line["code"], line["causes"]) == (
+        level,
+        "logged",
+        outcome,
+        code,
+        causes,
+    )
+
+
+def test_an_allowed_review_writes_no_line_at_the_default_level(
+    clients: dict[str, FlaskClient], caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.INFO, logger=app_module.log.name):
+        answer(clients["flag"], "/validate", build_review(job(min_count=8), uid="quiet"))
+        answer(clients["deny"], "/validate", build_review(two_errors(), uid="loud"))
+    assert [r.fields["uid"] for r in caplog.records if r.getMessage() == "review"] == ["loud"]  # type: ignore[attr-defined]

@@ -12,7 +12,7 @@ import typing as t
 import orjson
 import pytest
 
-from webhook.server.logs import JsonFormatter, ReviewEntry
+from webhook.server.logs import JsonFormatter, ReviewEntry, review_level
 
 ENTRY = ReviewEntry("validate", "u-1", "Job", "default", "train", "CREATE", False, "allowed", 7, 1.234)
 FIELDS: dict[str, object] = {
@@ -110,3 +110,23 @@ def test_values_are_json_and_capped(review: ReviewEntry, key: str, expected: obj
         assert len(value) < 1000 and value.startswith("uuu")
     else:
         assert value == expected
+
+
+@pytest.mark.parametrize(
+    ("outcome", "warnings", "level"),
+    [
+        pytest.param("denied", False, logging.INFO, id="denied-info"),
+        pytest.param("warned", False, logging.INFO, id="warned-info"),
+        pytest.param("malformed", False, logging.INFO, id="malformed-info"),
+        pytest.param("error", False, logging.INFO, id="error-info"),
+        pytest.param("allowed", True, logging.INFO, id="allowed-with-warnings-info"),
+        pytest.param("patched", True, logging.INFO, id="patched-with-warnings-info"),
+        pytest.param("allowed", False, logging.DEBUG, id="allowed-debug"),
+        pytest.param("skipped", False, logging.DEBUG, id="skipped-debug"),
+        pytest.param("patched", False, logging.DEBUG, id="patched-debug"),
+    ],
+)
+def test_a_review_is_logged_at_info_only_when_a_person_should_look(
+    outcome: str, warnings: bool, level: int
+) -> None:
+    assert review_level(outcome, warnings=warnings) == level

@@ -155,12 +155,13 @@ def test_an_8_mib_body_gets_413(server: ServerProcess) -> None:
 
 
 def test_metrics_count_every_review_across_both_workers(server: ServerProcess) -> None:
-    labels = {"endpoint": "validate", "kind": "Job", "operation": "CREATE", "outcome": "allowed"}
+    # Denials: each one is logged at the default level (an allowed review only at debug).
+    labels = {"endpoint": "validate", "kind": "Job", "operation": "CREATE", "outcome": "denied"}
     before = metric(server, "wasp_admission_requests_total", **labels)
     count_before = metric(server, "wasp_admission_duration_seconds_count", endpoint="validate")
     for _ in range(40):  # a fresh connection each: the kernel spreads them over the workers
         api = apiserver(server)
-        api.post("/validate", build_review(job(min_count=4)))
+        api.post("/validate", build_review(job(min_count=10)))
         api.close()
     deadline = time.monotonic() + 10
     while metric(server, "wasp_admission_requests_total", **labels) < before + 40:
@@ -387,7 +388,7 @@ def test_the_dev_command_prints_a_working_curl_line(tmp_path: Path) -> None:
 def test_a_replaced_workers_metrics_and_log_lines_outlive_it(tmp_path: Path) -> None:
     # Each review is counted and logged as it is answered; a graceful worker replacement
     # (SIGHUP) must lose neither counts nor review lines.
-    server = start_server(tmp_path, "--workers", "1")
+    server = start_server(tmp_path, "--workers", "1", "--log-level", "debug")  # a line for every review
     try:
         labels = {"endpoint": "validate", "kind": "Job", "operation": "CREATE", "outcome": "allowed"}
         api = apiserver(server)

@@ -28,7 +28,7 @@ from webhook.policy import PolicySet
 from webhook.scheduling_objects import VALIDATORS
 from webhook.server import metrics
 from webhook.server.bodies import JUDGING, RECEIVING, body_coding_problem, read_body
-from webhook.server.logs import REVIEW_LOGGER, ReviewEntry
+from webhook.server.logs import REVIEW_LOGGER, ReviewEntry, review_level
 from webhook.server.tls import CertReloader, LoadedPair
 
 if t.TYPE_CHECKING:
@@ -226,16 +226,14 @@ def _record(state: WaspState, endpoint: str, parsed: Request | None, answer: Ans
         kind = parsed.kind["kind"] if parsed.kind["kind"] in state.kind_labels else "other"
         operation = parsed.operation  # parse_review admits only the four operations
     metrics.observe_review(endpoint, kind, operation, answer.outcome, elapsed)
-    code = error = None
-    uid = answer.response["uid"]
-    status = answer.response.get("status")
-    if status is not None:
-        code = status.get("code")
-        if answer.outcome == "malformed":
-            error = status.get("message")
+    response = answer.response
+    level = review_level(answer.outcome, warnings=bool(response.get("warnings")))
+    if not log.isEnabledFor(level):
+        return
+    status = response.get("status") or {}
     entry = ReviewEntry(
         endpoint=endpoint,
-        uid=uid,
+        uid=response["uid"],
         kind=None if parsed is None else parsed.kind["kind"],
         namespace=None if parsed is None else parsed.namespace,
         name=None if parsed is None else parsed.name,
@@ -244,8 +242,8 @@ def _record(state: WaspState, endpoint: str, parsed: Request | None, answer: Ans
         outcome=answer.outcome,
         pid=os.getpid(),
         latency_ms=elapsed * 1000,
-        code=code,
-        error=error,
+        code=status.get("code"),
+        error=status.get("message") if answer.outcome == "malformed" else None,
         causes=answer.causes or None,
     )
-    log.info("review", extra={"fields": entry.fields()})
+    log.log(level, "review", extra={"fields": entry.fields()})

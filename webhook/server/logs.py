@@ -1,4 +1,4 @@
-"""Structured JSON logs: one object per line, and one line per review (never whole objects).
+"""Structured JSON logs: one object per line, and a line per review that needs a person (never whole objects).
 
 ``JsonFormatter`` renders any ``logging`` record; fields passed as ``extra={"fields": {...}}``
 become top-level keys. gunicorn's own loggers are routed through it too (see
@@ -15,9 +15,19 @@ import orjson
 
 from webhook.admission.echo import ECHO_LIMIT, cut
 
-__all__ = ["JsonFormatter", "REVIEW_LOGGER", "ReviewEntry", "logging_config"]
+__all__ = ["JsonFormatter", "REVIEW_LOGGER", "ReviewEntry", "logging_config", "review_level"]
 
 REVIEW_LOGGER: t.Final = "wasp.review"
+# What an operator acts on: a refusal, a warning, a request that could not be judged. An
+# allowed review is routine, and at a cluster's admission rate a line for each would be most
+# of its log volume (controller-runtime logs them at V(5), Gatekeeper not at all):
+# ``--log-level debug`` writes a line for every review.
+_NOTEWORTHY: t.Final = frozenset({"denied", "warned", "malformed", "error"})
+
+
+def review_level(outcome: str, *, warnings: bool) -> int:
+    """The level of a review's line: INFO for what needs a person, DEBUG for the rest."""
+    return logging.INFO if warnings or outcome in _NOTEWORTHY else logging.DEBUG
 
 
 class JsonFormatter(logging.Formatter):
