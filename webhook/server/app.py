@@ -53,15 +53,9 @@ class WaspState:
     # Metric label values for ``kind``: anything else is "other", so a client sending made-up
     # kinds cannot grow the time-series count without bound.
     kind_labels: frozenset[str]
-    # The identity watch of membership policies (webhook.server.identities), else None.
+    # The watch that fills the stamping caches (webhook.server.identities), else None; each
+    # worker starts it after the fork, and serves once it has listed.
     identities: IdentityWatch | None = None
-
-    def readiness_problems(self) -> list[str]:
-        """Why this process should not receive reviews (empty: ready). Policies are loaded
-        before the app exists, so only the certificate, and the identity caches of
-        membership policies until they have listed once, can make it unready."""
-        identities = self.identities.problems() if self.identities is not None else []
-        return [*self.reloader.problems(), *identities]
 
 
 def state_of(app: Flask) -> WaspState:
@@ -107,8 +101,6 @@ def create_app(
     for endpoint, admission in (("validate", handle_validate), ("mutate", handle_mutate)):
         view = _admission_view(state, endpoint, admission)
         app.add_url_rule(f"/{endpoint}", endpoint, view, methods=["POST"], provide_automatic_options=False)
-    app.add_url_rule("/healthz", "healthz", _healthz)
-    app.add_url_rule("/readyz", "readyz", lambda: readyz_response(state.readiness_problems()))
     app.register_error_handler(HTTPException, _http_error)
     app.register_error_handler(Exception, _unexpected_error)
     return app
@@ -139,25 +131,6 @@ def _count_reload(event: t.Literal["loaded", "rejected"], pair: LoadedPair | Non
         metrics.CERT_EXPIRY.set(pair.not_after.timestamp())
 
 
-def _healthz() -> Response:
-    return Response("ok\n", 200, content_type="text/plain")
-
-
-def readyz_response(problems: list[str]) -> Response:
-    """200 ``ok``, or 503 with one problem per line (what ``kubectl describe pod`` shows)."""
-    if problems:
-        return Response(
-            "not ready:\n" + "".join(f"- {p}\n" for p in problems), 503, content_type="text/plain"
-        )
-    return Response("ok\n", 200, content_type="text/plain")
-
-
-def _mimetype(environ: t.Mapping[str, t.Any]) -> str:
-    """The media type of the request, without parameters, lower-cased."""
-    value = environ.get("CONTENT_TYPE") or ""
-    return str(value).partition(";")[0].strip().lower()
-
-
 def _admission_view(state: WaspState, endpoint: str, handler: Handler) -> t.Callable[[], Response]:
     limit = state.settings.max_body_bytes
 
@@ -166,14 +139,14 @@ def _admission_view(state: WaspState, endpoint: str, handler: Handler) -> t.Call
         parsed: Request | None = None
         http_status = 200
         try:
-            environ = request.environ  # once: each access goes through werkzeug's proxy
+            environ = request.environ
             # Judged from the head, before the body is read.
             coding = body_coding_problem(environ)
             if coding is not None:
                 environ["wasp.close"] = coding.code != 415  # an unknown framing: nothing after it can be read
                 raise coding
             with read_body(environ, limit) as body, JUDGING.holding(len(body)):
-                if _mimetype(environ) != _JSON:
+                if request.mimetype != _JSON:
                     raise MalformedReview(
                         f"Content-Type is {cut(request.content_type or 'missing')!r}; expected {_JSON}",
                         uid=_uid_if_any(body),

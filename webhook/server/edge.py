@@ -33,7 +33,6 @@ import ssl
 import threading
 import time
 import typing as t
-from dataclasses import dataclass, field
 
 import orjson
 from gunicorn.http import errors as gerrors
@@ -44,29 +43,20 @@ from webhook.admission.response import errored, review
 from webhook.server import metrics
 from webhook.server.tls import peer_allowed
 
-__all__ = ["DeadlineSocket", "EdgeLimits", "EdgeWorker", "edge_app", "response_bytes"]
+if t.TYPE_CHECKING:
+    from webhook.server.settings import Settings
+
+__all__ = ["DeadlineSocket", "EdgeWorker", "edge_app", "response_bytes"]
 
 log = logging.getLogger("wasp.connections")
 _DRAIN_CAP: t.Final = 16 << 20  # bytes drained from a closing connection per read gunicorn makes
 WSGIApp = t.Callable[[dict[str, t.Any], t.Callable[..., t.Any]], t.Iterable[bytes]]
 
 
-@dataclass(frozen=True, slots=True)
-class EdgeLimits:
-    """What :class:`webhook.server.settings.Settings` says about connections, in seconds and counts."""
-
-    handshake_timeout: float = 5.0
-    header_timeout: float = 5.0
-    body_timeout: float = 10.0
-    max_age: float = 5.0  # 0: no limit
-    max_requests: int = 0  # 0: no limit
-    allowed_names: frozenset[str] = field(default_factory=frozenset)
-
-
 class DeadlineSocket(ssl.SSLSocket):
     """An ``SSLSocket`` whose every wait ends at its phase's deadline (see the module docstring)."""
 
-    limits: t.ClassVar[EdgeLimits] = EdgeLimits()
+    limits: t.ClassVar[Settings]  # the connection deadlines and limits (bound by :meth:`bound`)
     _deadline = float("inf")
     _phase = "head"
     _got = 0  # bytes of this request's head received
@@ -76,8 +66,8 @@ class DeadlineSocket(ssl.SSLSocket):
     expires = float("inf")
 
     @classmethod
-    def bound(cls, limits: EdgeLimits) -> type[DeadlineSocket]:
-        return type("DeadlineSocket", (cls,), {"limits": limits})
+    def bound(cls, settings: Settings) -> type[DeadlineSocket]:
+        return type("DeadlineSocket", (cls,), {"limits": settings})
 
     def do_handshake(self, block: bool = False) -> None:
         limits = self.limits
@@ -95,10 +85,11 @@ class DeadlineSocket(ssl.SSLSocket):
             raise
         finally:
             self.settimeout(None)
-        if limits.allowed_names and not peer_allowed(self.getpeercert(), limits.allowed_names):
+        allowed = limits.client_allowed_names
+        if allowed and not peer_allowed(self.getpeercert(), frozenset(allowed)):
             raise _cut("client_not_allowed")
-        if limits.max_age:
-            self.expires = time.monotonic() + limits.max_age * random.uniform(0.8, 1.0)
+        if limits.max_connection_age:
+            self.expires = time.monotonic() + limits.max_connection_age * random.uniform(0.8, 1.0)
         self._begin("head", limits.header_timeout)
 
     def _begin(self, phase: str, seconds: float) -> None:
@@ -111,7 +102,7 @@ class DeadlineSocket(ssl.SSLSocket):
 
     def polite_close(self) -> bool:
         """Whether this answer should say ``Connection: close`` (past max age or requests)."""
-        limit = self.limits.max_requests
+        limit = self.limits.max_connection_requests
         return time.monotonic() >= self.expires or bool(limit and self.requests >= limit)
 
     def recv(self, buflen: int = 1024, flags: int = 0) -> bytes:

@@ -106,8 +106,6 @@ class ReviewEntry(t.NamedTuple):
             value = fields[key]
             if type(value) is str and len(value) > ECHO_LIMIT:
                 fields[key] = cut(value)
-        if self.error is not None:
-            fields["error"] = cut(self.error, _TEXT_LIMIT)
         return fields
 
 

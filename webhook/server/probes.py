@@ -19,7 +19,6 @@ from flask import Flask, Response
 
 from webhook.probeport.bounded import Bounded, head_read
 from webhook.server import metrics
-from webhook.server.app import readyz_response
 
 __all__ = ["ProbeServer", "create_probe_app", "listening_problems"]
 
@@ -63,6 +62,14 @@ def create_probe_app(readiness: t.Callable[[], list[str]]) -> Flask:
         return response
 
     return app
+
+
+def readyz_response(problems: list[str]) -> Response:
+    """200 ``ok``, or 503 with one problem per line (what ``kubectl describe pod`` shows)."""
+    if problems:
+        body = "not ready:\n" + "".join(f"- {p}\n" for p in problems)
+        return Response(body, 503, content_type="text/plain")
+    return Response("ok\n", 200, content_type="text/plain")
 
 
 class _ThreadingServer(Bounded, ThreadingMixIn, WSGIServer):

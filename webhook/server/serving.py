@@ -40,7 +40,7 @@ from gunicorn.glogging import Logger
 from webhook import certs
 from webhook.server import edge, metrics
 from webhook.server.app import state_of
-from webhook.server.edge import DeadlineSocket, EdgeLimits, EdgeWorker, edge_app
+from webhook.server.edge import DeadlineSocket, EdgeWorker, edge_app
 from webhook.server.logs import logging_config
 from webhook.server.probes import ProbeServer, create_probe_app, listening_problems
 
@@ -63,10 +63,6 @@ _SHARED: t.Final = mmap.mmap(-1, 2)
 # The gunicorn heartbeat: a worker silent this long is killed. Far above any review's
 # time, it only catches a wedged worker.
 WORKER_TIMEOUT: t.Final = 30
-
-
-def _host(host: str) -> str:
-    return f"[{host}]" if ":" in host else host
 
 
 class _Logger(Logger):  # type: ignore[misc]  # gunicorn ships no type hints
@@ -97,14 +93,6 @@ class WaspServer(BaseApplication):  # type: ignore[misc]  # gunicorn ships no ty
         """Whether a worker stopped with reviews still running (after the arbiter exits)."""
         return _SHARED[0] != 0
 
-    def limits(self) -> EdgeLimits:
-        s = self.settings
-        return EdgeLimits(
-            handshake_timeout=s.handshake_timeout, header_timeout=s.header_timeout, body_timeout=s.body_timeout,
-            max_age=s.max_connection_age, max_requests=s.max_connection_requests,
-            allowed_names=frozenset(s.client_allowed_names),
-        )  # fmt: skip
-
     def load_config(self) -> None:
         s = self.settings
         _SHARED[0] = _SHARED[1] = 0
@@ -112,9 +100,8 @@ class WaspServer(BaseApplication):  # type: ignore[misc]  # gunicorn ships no ty
         # for every record (the documented switches of the logging HOWTO's "Optimization").
         logging.logThreads = logging.logProcesses = logging.logMultiprocessing = False
         state = state_of(self.application)
-        socket_class = DeadlineSocket.bound(self.limits())
+        socket_class = DeadlineSocket.bound(s)
         running = _Running()
-        probes_holder = self
 
         # gunicorn checks hooks by their positional arity, so these are plain closures.
         def ssl_context(config: object, default_factory: object) -> ssl.SSLContext:
@@ -139,10 +126,10 @@ class WaspServer(BaseApplication):  # type: ignore[misc]  # gunicorn ships no ty
                         return []
                 return problems
 
-            probes_holder.probes = ProbeServer(
+            self.probes = ProbeServer(
                 s.bind_address, s.metrics_port, create_probe_app(readiness), header_timeout=s.header_timeout
             )
-            probes_holder.probes.start()
+            self.probes.start()
 
         def pre_fork(arbiter: t.Any, worker: t.Any) -> None:
             gc.freeze()
@@ -177,11 +164,11 @@ class WaspServer(BaseApplication):  # type: ignore[misc]  # gunicorn ships no ty
             metrics.mark_process_dead(worker.pid)
 
         def on_exit(arbiter: t.Any) -> None:
-            if probes_holder.probes is not None:
-                probes_holder.probes.stop()
+            if self.probes is not None:
+                self.probes.stop()
 
         options: dict[str, object] = {
-            "bind": [f"{_host(s.bind_address)}:{s.port}"],
+            "bind": [s.bind],
             "worker_class": EdgeWorker,
             "worker_connections": s.max_connections,
             "worker_tmp_dir": str(s.temp_dir) if s.temp_dir is not None else None,

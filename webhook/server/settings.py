@@ -89,17 +89,20 @@ class Settings:
     log_level: str = "info"
 
     @property
-    def serving_url(self) -> str:
-        host = "127.0.0.1" if self.bind_address in ("0.0.0.0", "") else self.bind_address
-        host = "::1" if host == "::" else host
-        return f"https://{_host(host)}:{self.port}"
-
-    @property
     def probe_host(self) -> str:
-        """Where a local client reaches the TLS port (the readiness handshake)."""
+        """Where a local client reaches the serving port (the readiness connect, the dev curl line)."""
         return {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "::1"}.get(
             self.bind_address, self.bind_address
         )
+
+    @property
+    def serving_url(self) -> str:
+        return f"https://{_bracketed(self.probe_host)}:{self.port}"
+
+    @property
+    def bind(self) -> str:
+        """The listening address, as gunicorn's ``bind`` takes it."""
+        return f"{_bracketed(self.bind_address)}:{self.port}"
 
     def check(self, *, now: datetime | None = None) -> None:
         """Raise :class:`ConfigError` listing every problem that would stop serving."""
@@ -201,5 +204,5 @@ class Settings:
         return found
 
 
-def _host(host: str) -> str:
+def _bracketed(host: str) -> str:
     return f"[{host}]" if ":" in host else host
