@@ -23,13 +23,13 @@ from webhook.admission.echo import cut
 from webhook.admission.handler import Answer, handle_mutate, handle_validate, internal_error
 from webhook.admission.response import errored, review
 from webhook.admission.review import MalformedReview, Request, parse_review
+from webhook.certs.serving import CertReloader, LoadedPair
 from webhook.governed.outsiders import stamps
 from webhook.policy import PolicySet
 from webhook.scheduling_objects import VALIDATORS
 from webhook.server import metrics
 from webhook.server.bodies import JUDGING, RECEIVING, body_coding_problem, read_body
 from webhook.server.logs import REVIEW_LOGGER, ReviewEntry
-from webhook.server.tls import CertReloader, LoadedPair
 
 if t.TYPE_CHECKING:
     from webhook.server.identities import IdentityWatch

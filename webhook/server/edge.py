@@ -41,8 +41,8 @@ from gunicorn.workers.gthread import ThreadWorker
 
 from webhook.admission.echo import cut
 from webhook.admission.response import errored, review
+from webhook.certs.serving import peer_allowed
 from webhook.server import metrics
-from webhook.server.tls import peer_allowed
 
 __all__ = ["DeadlineSocket", "EdgeLimits", "EdgeWorker", "edge_app", "response_bytes"]
 
