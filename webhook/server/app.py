@@ -32,8 +32,8 @@ from webhook.server.bodies import JUDGING, RECEIVING, body_coding_problem, read_
 from webhook.server.logs import REVIEW_LOGGER, ReviewEntry
 
 if t.TYPE_CHECKING:
-    from webhook.server.identities import IdentityWatch
     from webhook.server.settings import Settings
+    from webhook.watches.identities import IdentityWatch
 
 __all__ = ["WaspState", "create_app", "state_of"]
 
@@ -53,7 +53,7 @@ class WaspState:
     # Metric label values for ``kind``: anything else is "other", so a client sending made-up
     # kinds cannot grow the time-series count without bound.
     kind_labels: frozenset[str]
-    # The identity watch of membership policies (webhook.server.identities), else None.
+    # The identity watch of membership policies (webhook.watches.identities), else None.
     identities: IdentityWatch | None = None
 
     def readiness_problems(self) -> list[str]:
@@ -85,7 +85,7 @@ def create_app(
     identities = None
     if stamps(policies):  # membership, or all-or-nothing stamping (docs/decisions.md §28, §30)
         # Only then is the Kubernetes client imported: the default install is API-free.
-        from webhook.server.identities import watch_identities
+        from webhook.watches.identities import watch_identities
 
         policies, identities = watch_identities(policies)
     policies = policies.with_enforcement(settings.enforcement).with_schedulers(settings.was_schedulers)

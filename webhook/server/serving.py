@@ -9,7 +9,7 @@
 * The arbiter runs the probe/metrics server (:mod:`webhook.server.probes`) from ``when_ready``, marks
   dead workers' metric files from ``child_exit``, and stops it from ``on_exit``. With a
   membership policy, each worker starts its identity watch from ``post_worker_init`` and
-  accepts no connection before it has listed (:mod:`webhook.server.identities`).
+  accepts no connection before it has listed (:mod:`webhook.watches.identities`).
 * Everything loaded before the fork (modules, policies, compiled schemas, the app) is moved
   to the collector's permanent generation in ``pre_fork`` (``gc.freeze``, as the ``gc`` docs
   advise for fork without exec): a worker's full collections then walk only what it made
