@@ -19,11 +19,11 @@ from apiserver import build_review
 from conftest import BATCH_JOB_POLICY, job, mutating_job_policy
 from flask.testing import FlaskClient
 
+from webhook.certs.serving import CertReloader
 from webhook.policy import PolicySet
 from webhook.server import app as app_module
 from webhook.server.app import create_app
 from webhook.server.settings import Settings
-from webhook.server.tls import CertReloader
 
 Json = dict[str, t.Any]
 MIN: t.Final = "spec.scheduling.schedulingPolicy.gang.minCount"

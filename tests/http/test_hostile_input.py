@@ -18,11 +18,11 @@ from gunicorn.http import errors as gerrors
 
 from webhook.admission.echo import ECHO_LIMIT, cut, shown
 from webhook.admission.response import MAX_REPORTED_ERRORS, denied, warned
+from webhook.certs.serving import DEFAULT_CIPHER_SUITES, TlsOptions, new_server_context, peer_allowed
 from webhook.server import edge, metrics
 from webhook.server.logs import JsonFormatter, ReviewEntry
 from webhook.server.probes import create_probe_app
 from webhook.server.settings import Settings
-from webhook.server.tls import DEFAULT_CIPHER_SUITES, TlsOptions, new_server_context, peer_allowed
 from webhook.vocab.field import FieldPath, Key, forbidden, invalid
 
 Json = dict[str, t.Any]

@@ -21,12 +21,12 @@ from webhook import certs
 from webhook.admission import handler
 from webhook.admission.response import limit_warnings
 from webhook.admission.review import MAX_BODY_BYTES
+from webhook.certs.serving import CertReloader
 from webhook.policy import PolicySet
 from webhook.server import metrics
 from webhook.server.app import create_app, state_of
 from webhook.server.probes import create_probe_app
 from webhook.server.settings import Settings
-from webhook.server.tls import CertReloader
 
 Json = dict[str, t.Any]
 JSON = {"Content-Type": "application/json"}

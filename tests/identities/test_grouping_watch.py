@@ -13,7 +13,7 @@ from tests.standin import StandIn
 from webhook.governed.mutation import mutate_object
 from webhook.policy import PolicySet
 from webhook.policy.integrations import integration_paths
-from webhook.server.identities import watch_identities
+from webhook.watches.identities import watch_identities
 
 Json = dict[str, t.Any]
 RAY = "ray.io/v1/rayclusters/RayCluster"

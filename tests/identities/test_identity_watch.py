@@ -27,8 +27,8 @@ from webhook.policy import PolicySet
 from webhook.policy.integrations import integration_paths
 from webhook.policy.model import Identity
 from webhook.server.app import create_app, state_of
-from webhook.server.identities import IdentityWatch, watch_identities
 from webhook.server.settings import Settings
+from webhook.watches.identities import IdentityWatch, watch_identities
 
 Json = dict[str, t.Any]
 LWS_RESOURCE = "leaderworkerset.x-k8s.io/v1/leaderworkersets/LeaderWorkerSet"
@@ -201,6 +201,40 @@ def test_without_a_membership_policy_there_is_no_watch(tmp_path: Path) -> None:
     dev = certs.ensure_dev_certs(tmp_path / "certs", now=datetime.now(UTC))
     app = create_app(Settings(cert_file=dev.cert_file, key_file=dev.key_file), policies=PolicySet.load())
     assert state_of(app).identities is None
+
+
+# What building the app loads, in a fresh interpreter (other tests import the client here).
+_LOADS = """
+import json, sys
+from datetime import UTC, datetime
+from pathlib import Path
+from webhook import certs
+from webhook.policy import PolicySet
+from webhook.policy.integrations import integration_paths
+from webhook.server.app import create_app
+from webhook.server.settings import Settings
+dev = certs.ensure_dev_certs(Path(sys.argv[1]), now=datetime.now(UTC))
+policies = PolicySet.load(integration_paths(sys.argv[2:]))
+create_app(Settings(cert_file=dev.cert_file, key_file=dev.key_file), policies=policies)
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+@pytest.mark.parametrize(
+    ("integrations", "loaded"),
+    [
+        pytest.param([], False, id="no stamping policy: no client"),
+        pytest.param(["leaderworkerset"], True, id="a membership policy: the watches load it (control)"),
+    ],
+)
+def test_the_server_loads_the_kubernetes_client_only_for_a_stamping_policy(
+    tmp_path: Path, integrations: list[str], loaded: bool
+) -> None:
+    # The import-linter contract lets create_app import webhook.watches because it does so lazily.
+    argv = [sys.executable, "-c", _LOADS, str(tmp_path / "certs"), *integrations]
+    out = subprocess.run(argv, capture_output=True, text=True, check=True, timeout=60).stdout
+    modules = set(orjson.loads(out))
+    assert ("kubernetes" in modules, "webhook.watches" in modules) == (loaded, loaded)
 
 
 def _get(url: str) -> int:

@@ -21,7 +21,7 @@ from tests.standin import StandIn
 from webhook.governed.reconcile import Observed, plan
 from webhook.policy import PolicySet
 from webhook.policy.native import Native
-from webhook.server.identities import watch_identities
+from webhook.watches.identities import watch_identities
 
 Json = dict[str, t.Any]
 DATA = Path(__file__).parent / "data"

@@ -1,7 +1,9 @@
-"""TLS certificates for the webhook: generation, a pure validity check, and the file helpers.
+"""TLS certificates for the webhook: generation, a pure validity check, the file helpers, the
+rotation plan and the serving context that picks up a rotated pair.
 
 Whatever decides anything is a pure function of PEM bytes and an explicit ``now``; only
-:mod:`.files` touches the filesystem.
+:mod:`.files` and :mod:`.serving` (which loads the serving pair into an ``ssl.SSLContext``)
+touch the filesystem. :mod:`.rotation` and :mod:`.serving` are imported by their module path.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """The certificate files: change detection, atomic writes, and the local development pair.
 
-The only part of :mod:`webhook.certs` that touches the filesystem.
+With :mod:`.serving`, which loads the serving pair, the only part of :mod:`webhook.certs` that
+touches the filesystem.
 """
 
 from __future__ import annotations

@@ -279,8 +279,8 @@ def serve(
     finishes in-flight reviews and exits 0 (3 if reviews were still running at the
     graceful timeout and had to be cut). Exit code 2: the configuration cannot serve.
     """
+    from webhook.certs.serving import DEFAULT_CIPHER_SUITES
     from webhook.server.settings import Settings
-    from webhook.server.tls import DEFAULT_CIPHER_SUITES
 
     ca_file = None
     if dev:

@@ -20,7 +20,7 @@ label's object):
   likewise, for every object of the kind.
 
 :class:`GroupingCache` holds these facts, fed by list+watch of Workloads, Pods, the child kinds
-and the CRDs (the webhook's edge, :mod:`webhook.server.identities`; the transforms here turn
+and the CRDs (the webhook's edge, :mod:`webhook.watches.grouping`; the transforms here turn
 each object into the little the cache keeps). A review only reads memory. Without a cache
 (``wasp validate``, the reconciler's own plans) nothing is held back.
 """

@@ -7,7 +7,7 @@ Pod), so no ownerReference of theirs names the LWS; every one of them carries th
 hash the object's UID, so a pod's name alone is not enough: :class:`IdentityCache` maps
 ``(namespace, name)`` to the UID and the PodGroups the reconciler plans for the object
 (:mod:`webhook.governed.desired_groups`). The webhook server fills it from a list+watch of the
-kind (:mod:`webhook.server.identities`, the only I/O) and gives it a ``fetch`` for the objects
+kind (:mod:`webhook.watches.identities`, the only I/O) and gives it a ``fetch`` for the objects
 the watch has not delivered yet; the decision here is pure and has three outcomes
 (docs/decisions.md §28):
 

@@ -2,6 +2,6 @@
 
 :mod:`webhook.kube.api` is the one contact with the official ``kubernetes`` client (JSON in,
 JSON out) and :mod:`webhook.kube.informer` the one list+watch implementation. The reconciler,
-the webhook's identity watch and the cluster commands (``wasp audit``, ``wasp doctor``) sit
-above it; nothing below it (the sans-io core) may import it.
+the webhook's watches (:mod:`webhook.watches`) and the cluster commands (``wasp audit``,
+``wasp doctor``) sit above it; nothing below it (the sans-io core) may import it.
 """

@@ -23,17 +23,17 @@ from webhook.admission.echo import cut
 from webhook.admission.handler import Answer, handle_mutate, handle_validate, internal_error
 from webhook.admission.response import errored, review
 from webhook.admission.review import MalformedReview, Request, parse_review
+from webhook.certs.serving import CertReloader, LoadedPair
 from webhook.governed.outsiders import stamps
 from webhook.policy import PolicySet
 from webhook.scheduling_objects import VALIDATORS
 from webhook.server import metrics
 from webhook.server.bodies import JUDGING, RECEIVING, body_coding_problem, read_body
 from webhook.server.logs import REVIEW_LOGGER, ReviewEntry, review_level
-from webhook.server.tls import CertReloader, LoadedPair
 
 if t.TYPE_CHECKING:
-    from webhook.server.identities import IdentityWatch
     from webhook.server.settings import Settings
+    from webhook.watches.identities import IdentityWatch
 
 __all__ = ["WaspState", "create_app", "state_of"]
 
@@ -53,8 +53,8 @@ class WaspState:
     # Metric label values for ``kind``: anything else is "other", so a client sending made-up
     # kinds cannot grow the time-series count without bound.
     kind_labels: frozenset[str]
-    # The watch that fills the stamping caches (webhook.server.identities), else None; each
-    # worker starts it after the fork, and serves once it has listed.
+    # The watch that fills the stamping caches (webhook.watches), else None; each worker
+    # starts it after the fork, and serves once it has listed.
     identities: IdentityWatch | None = None
 
 
@@ -79,7 +79,7 @@ def create_app(
     identities = None
     if stamps(policies):  # membership, or all-or-nothing stamping (docs/decisions.md §28, §30)
         # Only then is the Kubernetes client imported: the default install is API-free.
-        from webhook.server.identities import watch_identities
+        from webhook.watches.identities import watch_identities
 
         policies, identities = watch_identities(policies)
     policies = policies.with_enforcement(settings.enforcement).with_schedulers(settings.was_schedulers)

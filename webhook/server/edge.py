@@ -40,8 +40,8 @@ from gunicorn.workers.gthread import ThreadWorker
 
 from webhook.admission.echo import cut
 from webhook.admission.response import errored, review
+from webhook.certs.serving import peer_allowed
 from webhook.server import metrics
-from webhook.server.tls import peer_allowed
 
 if t.TYPE_CHECKING:
     from webhook.server.settings import Settings

@@ -4,12 +4,12 @@
   (docs/design.md §9.8, §9.10); ``reuse_port`` lets the kernel spread those connections over
   the workers, and worker recycling (``max_requests``) stays off because with reuse_port it
   refuses connections while a worker restarts (docs/design.md §11.1).
-* TLS comes from :class:`webhook.server.tls.CertReloader` through gunicorn's per-connection
+* TLS comes from :class:`webhook.certs.serving.CertReloader` through gunicorn's per-connection
   ``ssl_context`` hook, so a rotated certificate is used without restarting anything.
 * The arbiter runs the probe/metrics server (:mod:`webhook.server.probes`) from ``when_ready``, marks
   dead workers' metric files from ``child_exit``, and stops it from ``on_exit``. With a
   membership policy, each worker starts its identity watch from ``post_worker_init`` and
-  accepts no connection before it has listed (:mod:`webhook.server.identities`).
+  accepts no connection before it has listed (:mod:`webhook.watches.identities`).
 * Everything loaded before the fork (modules, policies, compiled schemas, the app) is moved
   to the collector's permanent generation in ``pre_fork`` (``gc.freeze``, as the ``gc`` docs
   advise for fork without exec): a worker's full collections then walk only what it made

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from webhook import certs
 from webhook.admission.review import MAX_BODY_BYTES
-from webhook.server.tls import DEFAULT_CIPHER_SUITES, TlsOptions
+from webhook.certs.serving import DEFAULT_CIPHER_SUITES, TlsOptions
 from webhook.vocab.errors import ConfigError
 from webhook.vocab.gates import DEFAULT_GATES, FeatureGates
 

@@ -17,6 +17,9 @@ Considered and not taken: ``SSLContext.sni_callback`` swapping ``sslobj.context`
 no gunicorn hook, but adds a per-handshake callback for the same effect), and an arbiter
 SIGHUP reload (restarts workers; with ``reuse_port`` that refuses connections, see
 docs/design.md §11.1).
+
+It lives with the certificates, not the HTTP server: picking up the rotated pair is the
+other half of rotation (:mod:`.rotation` plans the new pair), and nothing here knows HTTP.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The webhook's identity watch: the one module of the webhook server that talks to the Kubernetes API.
+"""The membership identity caches: :class:`IdentityWatch`, the per-process watch of every stamping cache.
 
 A policy with ``stamping.membership`` (LeaderWorkerSet) stamps pods whose owners are not the
 governed object, with PodGroup names that hash its UID (docs/decisions.md §28). For each such
@@ -9,15 +9,14 @@ resume, ``410 Gone`` relist and backoff) and keeps ``(namespace, name) -> uid`` 
 the watch delivered its object's ADDED event is resolved by one GET by name, with a deadline
 far inside the apiserver's webhook timeout.
 
-The same watch keeps the grouping cache of all-or-nothing stamping
-(:mod:`webhook.governed.grouping`, docs/decisions.md §30) when a policy stamps pods or child
-objects: Workloads, Pods and the child kinds, each reduced to what the cache needs. Without
-API access (no token, no RBAC) that part is off and logged, never a reason to be unready.
+The same watch starts the grouping feed of all-or-nothing stamping (:mod:`.grouping`,
+docs/decisions.md §30) when a policy stamps pods or child objects, and answers for both in
+readiness. Without API access (no token, no RBAC) that part is off and logged, never a reason
+to be unready.
 
-Nothing here runs unless a loaded policy stamps: the default install makes no API
-call and needs no RBAC. The cache is attached to the policies when the app is built (before
-gunicorn forks); :meth:`IdentityWatch.start` runs in each worker after the fork, because a
-thread does not survive ``fork`` and every worker answers reviews from its own memory.
+The caches are attached to the policies when the app is built (before gunicorn forks);
+:meth:`IdentityWatch.start` runs in each worker after the fork, because a thread does not
+survive ``fork`` and every worker answers reviews from its own memory.
 """
 
 from __future__ import annotations
@@ -28,14 +27,15 @@ from pathlib import Path
 
 from urllib3.exceptions import HTTPError
 
-from webhook.governed.apis import GROUP, choose
 from webhook.governed.desired_groups import identity
 from webhook.governed.grouping import GroupingCache
 from webhook.governed.membership import IdentityCache, IdentityUnavailable, membership_kinds, with_identities
-from webhook.governed.outsiders import grouping_feeds, stamps
-from webhook.kube.api import Api, ApiException, Resource, connect
+from webhook.governed.outsiders import stamps
+from webhook.kube.api import Api, ApiException, Resource
 from webhook.kube.informer import Informer
 from webhook.policy.model import Identity
+from webhook.watches.client import GET_TIMEOUT, api_client
+from webhook.watches.grouping import watch_grouping
 
 if t.TYPE_CHECKING:
     from webhook.policy import Policy, PolicySet
@@ -44,8 +44,6 @@ __all__ = ["IdentityWatch", "watch_identities"]
 
 log = logging.getLogger("wasp.identities")
 Json = dict[str, t.Any]
-# Connect, then read: a review waits for this GET, and the apiserver gives a webhook 10 s.
-GET_TIMEOUT: t.Final = (1.0, 2.0)
 
 
 def _identify(policies: PolicySet) -> t.Callable[[Json], Json]:
@@ -70,7 +68,8 @@ def _identity_of(obj: Json, policies: PolicySet) -> Identity | None:
 
 
 class IdentityWatch:
-    """List+watch of every membership kind into its :class:`IdentityCache`, started per process."""
+    """List+watch of every membership kind into its :class:`IdentityCache`, and of the grouping
+    feed (:mod:`.grouping`) when a policy stamps; started per process."""
 
     def __init__(self, policies: t.Sequence[Policy], caches: t.Mapping[str, IdentityCache], planner: PolicySet,
                  *, kubeconfig: Path | None = None, watch_timeout: int = 300,
@@ -90,15 +89,15 @@ class IdentityWatch:
             # The grouping watch alone (no membership policy) must never make the webhook
             # unready: without API access it is off, and stamping is as without it.
             try:
-                self.api = _api(self.kubeconfig)
+                self.api = api_client(self.kubeconfig)
             except Exception as exc:  # noqa: BLE001 - no config, no token mounted
                 log.error("all-or-nothing stamping is off: no Kubernetes API client (%s); grant the webhook "
                           "list/watch on pods, workloads and the child kinds (docs/decisions.md §30)", exc)  # fmt: skip
                 return self
-            self._watch_grouping(self.api, self.grouping)
+            self.informers += watch_grouping(self.api, self.grouping, self.planner, self.watch_timeout)
             return self
         try:
-            self.api = api = _api(self.kubeconfig)
+            self.api = api = api_client(self.kubeconfig)
         except Exception as exc:  # noqa: BLE001 - no config, a bad one: unready, and why
             log.error("cannot reach the Kubernetes API for the identity caches: %s", exc)
             self.failure = f"no Kubernetes API client: {exc}"
@@ -120,27 +119,8 @@ class IdentityWatch:
             informer.synced = cache.listed
             self.informers.append(informer.start())
         if self.grouping is not None:
-            self._watch_grouping(api, self.grouping)
+            self.informers += watch_grouping(api, self.grouping, self.planner, self.watch_timeout)
         return self
-
-    def _watch_grouping(self, api: Api, cache: GroupingCache) -> None:
-        """Workloads, and the pods and child objects stamping makes, into the grouping cache; a
-        resource that is not served, or that the webhook may not list, is left out (logged)."""
-        try:  # the Workload version is discovered (docs/coexistence.md), never guessed
-            workload_version = choose(api.group_versions(GROUP), write=False).versions.get("Workload")
-        except (ApiException, HTTPError, OSError, ValueError):
-            workload_version = None  # unreachable now: the informer retries with the emitted version
-        for (group, version, plural, kind), transform, handler in grouping_feeds(self.planner, cache):
-            if (group, kind) == (GROUP, "Workload") and workload_version is not None:
-                version = workload_version
-            resource = Resource(group, version, plural, kind)
-            problem = _listable(api, resource)
-            if problem is not None:
-                log.error("all-or-nothing stamping does not see %s: %s", resource, problem)
-                continue
-            informer = Informer(api, resource, handler, transform=transform, watch_timeout=self.watch_timeout)
-            cache.listed.append(informer.synced)
-            self.informers.append(informer.start())
 
     def stop(self) -> None:
         for informer in self.informers:
@@ -163,27 +143,6 @@ class IdentityWatch:
         if self.grouping is not None and not self.grouping.synced:
             unlisted.append("the grouping cache has not listed pods and Workloads yet")
         return [self.failure, *unlisted] if self.failure is not None else unlisted
-
-
-def _api(kubeconfig: Path | None) -> Api:
-    api_client = connect(kubeconfig)
-    # No retries inside a call: a review's GET must end within the apiserver's webhook
-    # timeout (GET_TIMEOUT bounds one attempt), and the informers back off on their own.
-    api_client.configuration.retries = 0
-    return Api(api_client)
-
-
-def _listable(api: Api, resource: Resource) -> str | None:
-    """Why the webhook cannot list ``resource`` (not served, forbidden), or ``None``."""
-    try:
-        api.call("GET", resource.path(), query=[("limit", 1)], timeout=GET_TIMEOUT)
-    except ApiException as exc:
-        if exc.status in (401, 403, 404):
-            return "not served" if exc.status == 404 else f"HTTP {exc.status} (RBAC)"
-        return None  # a passing failure: the informer retries, and readiness waits for it
-    except (HTTPError, OSError, ValueError):
-        return None
-    return None
 
 
 def _served(api: Api, resource: Resource) -> bool:
