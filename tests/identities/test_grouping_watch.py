@@ -71,7 +71,7 @@ def test_the_listed_cluster_decides_whether_a_new_pod_is_stamped(
     assert watch is not None and attached.grouping is not None
     watch.start()
     try:
-        assert watch.wait(5.0) and watch.problems() == []
+        assert watch.wait(5.0) and watch.synced()
         assert stamped(attached, "rc-w-1") is expected
     finally:
         watch.stop()
@@ -103,7 +103,7 @@ def test_forbidden_feeds_leave_the_guard_off_and_the_webhook_ready(
     assert watch is not None
     watch.start()
     try:
-        assert watch.wait(2.0) and watch.problems() == []
+        assert watch.wait(2.0) and watch.synced()
         assert stamped(attached, "rc-w-1")  # as without the guard: logged, not unready
     finally:
         watch.stop()

@@ -34,6 +34,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from webhook import certs
+from webhook.certs.pem import load_certs
 
 __all__ = [
     "CIPHER_SUITES",
@@ -215,6 +216,7 @@ class CertReloader:
         else:
             labels = (f"certificate {self.cert_file}", f"private key {self.key_file}", "CA certificate")
             found = certs.problems(cert_pem, key_pem, now=self._now(), labels=labels)
+        found += self._client_ca_problems()
         pair = None
         if not found:
             try:
@@ -246,6 +248,18 @@ class CertReloader:
             )
             self._notify("rejected", None)
         return found
+
+    def _client_ca_problems(self) -> list[str]:
+        """Why the client CA file cannot verify clients (OpenSSL's own error would not say which file)."""
+        if self.client_ca_file is None:
+            return []
+        try:
+            load_certs(self.client_ca_file.read_bytes(), f"client CA {self.client_ca_file}")
+        except OSError as exc:
+            return [f"cannot read {exc.filename}: {exc.strerror}"]
+        except ValueError as exc:
+            return [str(exc)]
+        return []
 
     def _notify(self, event: t.Literal["loaded", "rejected"], pair: LoadedPair | None) -> None:
         if self.observer is not None:

@@ -14,14 +14,8 @@ import typing as t
 
 from webhook.policy.schedulability import SCHEDULABILITY_SCHEMA
 
-__all__ = [
-    "POLICY_API_VERSION",
-    "POLICY_KIND",
-    "POLICY_SCHEMA",
-    "TEMPLATE_PLACEHOLDERS",
-    "policy_file_schema",
-    "template_name_pattern",
-]
+__all__ = ["POLICY_API_VERSION", "POLICY_KIND", "POLICY_SCHEMA", "TEMPLATE_PLACEHOLDERS", "policy_file_schema",
+           "template_name_pattern"]  # fmt: skip
 
 POLICY_API_VERSION: t.Final = "wasp.dev/v1alpha1"
 POLICY_KIND: t.Final = "SchedulingIntegration"

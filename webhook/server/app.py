@@ -155,8 +155,8 @@ def _admission_view(state: WaspState, endpoint: str, handler: Handler) -> t.Call
                 try:
                     answer = handler(parsed, state.policies)
                 except Exception:
-                    log.exception("internal error while handling a review", extra={"fields": _identity(
-                        endpoint, parsed)})  # fmt: skip
+                    fields = {**_identity(endpoint, parsed), "uid": parsed.uid}
+                    log.exception("internal error while handling a review", extra={"fields": fields})
                     metrics.INTERNAL_ERRORS.labels(endpoint).inc()
                     answer = internal_error(parsed.uid)
         except MalformedReview as exc:
@@ -179,18 +179,12 @@ def _uid_if_any(body: bytes) -> str:
         return exc.uid
 
 
-def _identity(endpoint: str, parsed: Request | None) -> dict[str, object]:
+def _identity(endpoint: str, parsed: Request | None) -> dict[str, t.Any]:
+    """What a review's log lines say it is about (``None``s: the body was not a review)."""
     if parsed is None:
-        return {"endpoint": endpoint}
-    return {
-        "endpoint": endpoint,
-        "uid": parsed.uid,
-        "kind": parsed.kind["kind"],
-        "namespace": parsed.namespace,
-        "name": parsed.name,
-        "operation": parsed.operation,
-        "dry_run": parsed.dry_run,
-    }
+        return dict.fromkeys(("kind", "namespace", "name", "operation", "dry_run")) | {"endpoint": endpoint}
+    return {"endpoint": endpoint, "kind": parsed.kind["kind"], "namespace": parsed.namespace, "name": parsed.name,
+            "operation": parsed.operation, "dry_run": parsed.dry_run}  # fmt: skip
 
 
 def _record(state: WaspState, endpoint: str, parsed: Request | None, answer: Answer, elapsed: float) -> None:
@@ -205,18 +199,8 @@ def _record(state: WaspState, endpoint: str, parsed: Request | None, answer: Ans
         return
     status = response.get("status") or {}
     entry = ReviewEntry(
-        endpoint=endpoint,
-        uid=response["uid"],
-        kind=None if parsed is None else parsed.kind["kind"],
-        namespace=None if parsed is None else parsed.namespace,
-        name=None if parsed is None else parsed.name,
-        operation=None if parsed is None else parsed.operation,
-        dry_run=None if parsed is None else parsed.dry_run,
-        outcome=answer.outcome,
-        pid=os.getpid(),
-        latency_ms=elapsed * 1000,
-        code=status.get("code"),
+        **_identity(endpoint, parsed), uid=response["uid"], outcome=answer.outcome, pid=os.getpid(),
+        latency_ms=elapsed * 1000, code=status.get("code"), causes=answer.causes or None,
         error=status.get("message") if answer.outcome == "malformed" else None,
-        causes=answer.causes or None,
-    )
+    )  # fmt: skip
     log.log(level, "review", extra={"fields": entry.fields()})

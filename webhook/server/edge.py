@@ -33,6 +33,7 @@ import ssl
 import threading
 import time
 import typing as t
+from http import HTTPStatus
 
 import orjson
 from gunicorn.http import errors as gerrors
@@ -135,9 +136,12 @@ class DeadlineSocket(ssl.SSLSocket):
         except TimeoutError:
             if self._phase == "body" or remaining > 0 and prior is not None and prior < remaining:
                 raise  # the view's (408) or gunicorn's own deadline (a drain)
-            if self._got:
-                message = "the request head did not arrive within its deadline"
-                self._write_quietly(response_bytes(408, message))
+            if self._got:  # a request began: say why it ends (a second at most, it is going anyway)
+                with contextlib.suppress(OSError):
+                    self.settimeout(1.0)
+                    super().sendall(
+                        response_bytes(408, "the request head did not arrive within its deadline")
+                    )
             raise _cut("head_timeout" if self._got else "idle_timeout") from None
         finally:
             self.settimeout(prior)
@@ -171,13 +175,6 @@ class DeadlineSocket(ssl.SSLSocket):
         finally:
             self.settimeout(prior)
 
-    def _write_quietly(self, data: bytes) -> None:
-        try:
-            self.settimeout(1.0)
-            super().sendall(data)
-        except OSError:
-            pass
-
     def shutdown(self, how: int) -> None:
         self._closing = True
         super().shutdown(how)
@@ -208,12 +205,11 @@ def edge_app(app: WSGIApp) -> WSGIApp:
         if isinstance(sock, DeadlineSocket):
             sock.begin_body()
         result = app(environ, start_response)
-        req = getattr(_CURRENT, "req", None)
-        if req is not None and (
-            environ.get("wasp.close") or (isinstance(sock, DeadlineSocket) and sock.polite_close())
-        ):
-            if not environ.get("wasp.close"):
-                metrics.CONNECTIONS_CLOSED.labels("max_age").inc()
+        close = bool(environ.get("wasp.close"))
+        if not close and isinstance(sock, DeadlineSocket) and sock.polite_close():
+            close = True
+            metrics.CONNECTIONS_CLOSED.labels("max_age").inc()
+        if close and (req := getattr(_CURRENT, "req", None)) is not None:
             req.must_close = True
         return result
 
@@ -249,8 +245,6 @@ _CLIENT_ERRORS: t.Final[tuple[tuple[type[BaseException], int], ...]] = (
     (gerrors.ParseException, 400),
     (ssl.SSLError, 400),
 )
-_REASONS: t.Final = {400: "Bad Request", 408: "Request Timeout", 413: "Content Too Large", 414: "URI Too Long",
-                     417: "Expectation Failed", 431: "Request Header Fields Too Large", 500: "Internal Server Error"}  # fmt: skip
 
 
 def classify(exc: BaseException) -> tuple[int, str]:
@@ -264,6 +258,6 @@ def classify(exc: BaseException) -> tuple[int, str]:
 def response_bytes(code: int, message: str) -> bytes:
     """A whole HTTP/1.1 answer: ``code`` with an AdmissionReview saying ``message``, and ``Connection: close``."""
     body = orjson.dumps(review(errored("", code, message)))
-    head = (f"HTTP/1.1 {code} {_REASONS.get(code, 'Error')}\r\nContent-Type: application/json\r\n"
+    head = (f"HTTP/1.1 {code} {HTTPStatus(code).phrase}\r\nContent-Type: application/json\r\n"
             f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n")  # fmt: skip
     return head.encode("ascii") + body

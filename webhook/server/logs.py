@@ -52,28 +52,18 @@ def logging_config(level: str) -> dict[str, t.Any]:
 
     gunicorn replaces its defaults only key by key, so the whole tree is spelled out.
     """
-    handler = {"class": "logging.StreamHandler", "formatter": "json", "stream": "ext://sys.stderr"}
     level = level.upper()
     return {
         "version": 1,
         "disable_existing_loggers": False,
         "formatters": {"json": {"()": JsonFormatter}},
-        "handlers": {"console": handler, "error_console": handler},
+        "handlers": {
+            "console": {"class": "logging.StreamHandler", "formatter": "json", "stream": "ext://sys.stderr"}
+        },
         "root": {"level": level, "handlers": ["console"]},
         "loggers": {
-            "gunicorn.error": {
-                "level": level,
-                "handlers": ["error_console"],
-                "propagate": False,
-                "qualname": "gunicorn.error",
-            },
-            "gunicorn.access": {
-                "level": level,
-                "handlers": ["console"],
-                "propagate": False,
-                "qualname": "gunicorn.access",
-            },
-            "wasp": {"level": level, "handlers": ["console"], "propagate": False},
+            name: {"level": level, "handlers": ["console"], "propagate": False}
+            for name in ("gunicorn.error", "gunicorn.access", "wasp")
         },
     }
 
@@ -100,7 +90,8 @@ class ReviewEntry(t.NamedTuple):
 
     def fields(self) -> dict[str, object]:
         fields: dict[str, object] = dict(zip(self._fields, self, strict=True))
-        fields["latency_ms"] = _ms(self.latency_ms)
+        if type(self.latency_ms) is float:  # what the view measured; anything else is the formatter's to show
+            fields["latency_ms"] = round(self.latency_ms, 3)
         # The client's strings, capped (an apiserver's are far shorter): uid, kind, name, ...
         for key in _ECHOED:
             value = fields[key]
@@ -112,7 +103,3 @@ class ReviewEntry(t.NamedTuple):
 _ECHOED: t.Final = ("uid", "kind", "namespace", "name", "operation")
 # Text fields of any line (error messages quote client values, each already cut to ECHO_LIMIT).
 _TEXT_LIMIT: t.Final = 4 * ECHO_LIMIT
-
-
-def _ms(latency_ms: object) -> object:
-    return round(latency_ms, 3) if type(latency_ms) is float else latency_ms

@@ -1,7 +1,8 @@
 """gunicorn, run programmatically for ``wasp serve``: TLS, gthread workers, hooks.
 
-* ``gthread`` workers keep HTTP/1.1 connections alive, which the apiserver pools and reuses
-  (docs/design.md §9.8, §9.10); ``reuse_port`` lets the kernel spread those connections over
+* ``gthread`` workers (a thread per connection, with :mod:`webhook.server.edge`'s deadlines) keep
+  HTTP/1.1 connections alive, which the apiserver pools and reuses (docs/design.md §9.8, §9.10;
+  docs/operations-hardening.md); ``reuse_port`` lets the kernel spread those connections over
   the workers, and worker recycling (``max_requests``) stays off because with reuse_port it
   refuses connections while a worker restarts (docs/design.md §11.1).
 * TLS comes from :class:`webhook.certs.serving.CertReloader` through gunicorn's per-connection
@@ -14,9 +15,6 @@
   to the collector's permanent generation in ``pre_fork`` (``gc.freeze``, as the ``gc`` docs
   advise for fork without exec): a worker's full collections then walk only what it made
   itself, and never write to the shared pages, so they stay shared copy-on-write.
-* Workers are gunicorn's gthread worker, a thread per connection, with the deadlines of
-  :mod:`webhook.server.edge` on the serving context's sockets, and connections closed politely
-  past a maximum age (docs/operations-hardening.md).
 * SIGTERM is gunicorn's graceful stop: listeners close, in-flight reviews get
   ``graceful_timeout`` (below the apiserver's 10 s timeout) to finish. The ``pre_request`` and
   ``post_request`` hooks count the requests a worker is answering; one that still has some at

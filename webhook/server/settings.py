@@ -15,9 +15,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from webhook import certs
 from webhook.admission.review import MAX_BODY_BYTES
-from webhook.certs.serving import DEFAULT_CIPHER_SUITES, TlsOptions
+from webhook.certs.serving import DEFAULT_CIPHER_SUITES, CertReloader, TlsOptions
 from webhook.vocab.errors import ConfigError
 from webhook.vocab.gates import DEFAULT_GATES, FeatureGates
 
@@ -145,16 +144,14 @@ class Settings:
         """A directory wasp can write (the metrics directory and gunicorn's heartbeat files)."""
         try:
             made = tempfile.mkdtemp(prefix="wasp-check-", dir=self.temp_dir)
-        except (OSError, FileNotFoundError) as exc:
+        except OSError as exc:  # FileNotFoundError included
             where = (
                 f"--temp-dir {self.temp_dir}"
                 if self.temp_dir
                 else "no temporary directory (TMPDIR, /tmp, ...)"
             )
-            detail = exc.strerror or str(exc)
-            return [
-                f"{where}: cannot create a directory there ({detail}); name a writable one with --temp-dir"
-            ]
+            problem = f"cannot create a directory there ({exc.strerror or exc}); name a writable one with --temp-dir"
+            return [f"{where}: {problem}"]
         shutil.rmtree(made, ignore_errors=True)
         return []
 
@@ -180,28 +177,11 @@ class Settings:
         return found
 
     def certificate_problems(self, *, now: datetime) -> list[str]:
-        pems: list[bytes] = []
-        found: list[str] = []
-        for label, path in (("--cert-file", self.cert_file), ("--key-file", self.key_file)):
-            try:
-                pems.append(path.read_bytes())
-            except OSError as exc:
-                found.append(f"{label} {path}: cannot read it ({exc.strerror})")
-        if found:
-            return found
-        labels = (f"certificate {self.cert_file}", f"private key {self.key_file}", "CA certificate")
-        found += certs.problems(pems[0], pems[1], now=now, labels=labels)
-        if self.client_ca_file is not None:
-            try:
-                ca_pem = self.client_ca_file.read_bytes()
-            except OSError as exc:
-                found.append(f"--client-ca-file {self.client_ca_file}: cannot read it ({exc.strerror})")
-            else:
-                try:
-                    certs.not_after(ca_pem)
-                except ValueError:
-                    found.append(f"--client-ca-file {self.client_ca_file}: holds no PEM certificate")
-        return found
+        """What keeps the pair from serving: the first load the server itself does (with the
+        default TLS options when the flags have problems of their own)."""
+        tls = None if self.tls.problems() else self.tls
+        files = (self.cert_file, self.key_file, self.client_ca_file)
+        return CertReloader(*files, tls=tls, now=lambda: now).load()
 
 
 def _bracketed(host: str) -> str:

@@ -82,7 +82,6 @@ class IdentityWatch:
         self.watch_timeout = watch_timeout
         self.informers: list[Informer] = []
         self.api: Api | None = None
-        self.failure: str | None = None
 
     def start(self) -> IdentityWatch:
         if self.grouping is not None and not self.policies:
@@ -98,9 +97,8 @@ class IdentityWatch:
             return self
         try:
             self.api = api = api_client(self.kubeconfig)
-        except Exception as exc:  # noqa: BLE001 - no config, a bad one: unready, and why
+        except Exception as exc:  # noqa: BLE001 - no config, a bad one: no worker serves (unready); the log says why
             log.error("cannot reach the Kubernetes API for the identity caches: %s", exc)
-            self.failure = f"no Kubernetes API client: {exc}"
             return self
         for policy in self.policies:
             cache = self.caches[policy.name]
@@ -134,15 +132,6 @@ class IdentityWatch:
         """Whether every cache has listed once, waiting up to ``timeout`` seconds in all."""
         events = [c.listed for c in self.caches.values()] + (self.grouping.listed if self.grouping else [])
         return all(event.wait(timeout) for event in events)
-
-    def problems(self) -> list[str]:
-        """For ``/readyz``: the kinds not listed yet (a review of their pods would be refused)."""
-        unlisted = [
-            f"identity cache for {c.kind} has not listed yet" for c in self.caches.values() if not c.synced
-        ]
-        if self.grouping is not None and not self.grouping.synced:
-            unlisted.append("the grouping cache has not listed pods and Workloads yet")
-        return [self.failure, *unlisted] if self.failure is not None else unlisted
 
 
 def _served(api: Api, resource: Resource) -> bool:
