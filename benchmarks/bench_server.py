@@ -420,7 +420,8 @@ def main() -> None:
         str(args.workers),
         "--threads",
         str(args.threads),
-        # The default level, info: wasp writes its one JSON line per review, as in production.
+        # The default level, info, as in production: a line for each denied, warned or malformed
+        # review (the mixes here are allowed: none), every review counted in the metrics.
         "--log-level",
         "info",
     ]
