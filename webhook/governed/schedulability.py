@@ -28,6 +28,10 @@ __all__ = ["BLOCKS_ANNOTATION", "Finding", "HeldBack", "JudgeJob", "findings", "
 BLOCKS_ANNOTATION: t.Final = "scheduling.wasp.dev/blocks"
 Obj = t.Mapping[str, t.Any]
 Finding = tuple[str, FieldError]
+# The scheduler a template's pods get, and the field that sets it.
+Scheduler = tuple[str, FieldPath]
+_SCHEDULER_NAME: t.Final = FieldPath.of("spec", "schedulerName")
+_PRIORITY_CLASS_NAME: t.Final = FieldPath.of("spec", "priorityClassName")
 # Judges a batch/v1 Job as the cluster will (the batch-job policy's validation); ``None`` when
 # no Job policy is loaded.
 JudgeJob = t.Callable[[Obj], list[FieldError]]
@@ -93,25 +97,26 @@ def findings(
     """Every schedulability finding of ``obj``, each with its rule id."""
     out: list[Finding] = []
     blocks = any(n.block is not None for n in nodes)
-    gang = any(_min_count(n) is not None for n in nodes)
-    for node in nodes:
-        out.extend(_limits(policy, node))
-    read_at = {str(n.path) for n in nodes} | {
-        str(n.context_path / p) for n in nodes for p in n.spec.exclusive_with
-    }
-    members: list[tuple[PodTemplate, FieldPath, Obj]] = []
+    # Each leaf's gang is resolved once, for every rule below.
+    needs = [(node, _min_count(node)) for node in nodes]
+    gang = any(need is not None for _, need in needs)
+    for node, need in needs:
+        if need is not None:
+            out.extend(_limits(policy, node, need))
+    members: list[tuple[FieldPath, Obj, Scheduler]] = []
     for entry in policy.schedulability.pod_templates:
         for place, template in _places(obj, entry.path, entry.for_each):
-            out.extend(_unread_blocks(policy, place, template, read_at))
+            out.extend(_unread_blocks(policy, place, template, nodes))
             if entry.member and blocks:
-                out.extend(_names_pod_group(place, template, read_at, policy.root.path))
+                out.extend(_names_pod_group(place, template, nodes, policy.root.path))
             if entry.member and gang:
-                members.append((entry, place, template))
-                out.extend(_foreign_scheduler(policy, obj, entry, place, template))
+                scheduler = _scheduler(obj, entry, place, template)
+                members.append((place, template, scheduler))
+                out.extend(_foreign_scheduler(policy, scheduler))
     if not policy.root.composite:  # one leaf: every member template's pods are one group
-        out.extend(_mixed(obj, members))
+        out.extend(_mixed(members))
     for job in policy.schedulability.job_templates:
-        out.extend(_job_templates(policy, obj, job, read_at, blocks=blocks, judge_job=judge_job))
+        out.extend(_job_templates(policy, obj, job, nodes, blocks=blocks, judge_job=judge_job))
     return out
 
 
@@ -152,11 +157,8 @@ def _integer(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _limits(policy: Policy, node: ObjectNode) -> list[Finding]:
-    """``startOrder``/``podsAtOnce``: the gang needs more pods than ever exist together."""
-    need = _min_count(node)
-    if need is None:
-        return []
+def _limits(policy: Policy, node: ObjectNode, need: int) -> list[Finding]:
+    """``startOrder``/``podsAtOnce``: the gang of ``need`` pods needs more than ever exist together."""
     # No more pods exist at once than the pod count: a gang above it is the plain bound's to
     # report (minCount <= parallelism, in upstream's words for a Job), or not to (a paused
     # workload, decision 10), so job-concurrency judges only what the pod count allows.
@@ -202,7 +204,17 @@ def _limit_error(node: ObjectNode, limit: PodLimit, need: int, count: int) -> Fi
     return invalid(gang, value if value is not None else OMIT, detail, origin=limit.rule)
 
 
-def _unread_blocks(policy: Policy, place: FieldPath, template: Obj, read_at: set[str]) -> list[Finding]:
+def _read_at(path: FieldPath, nodes: list[ObjectNode]) -> bool:
+    """Whether the tree reads ``path``: a node's blocks, or a field exclusive with them (asked
+    only of a template that carries blocks or names a group, so few objects pay for it)."""
+    shown = str(path)
+    return any(
+        str(n.path) == shown or any(str(n.context_path / p) == shown for p in n.spec.exclusive_with)
+        for n in nodes
+    )
+
+
+def _unread_blocks(policy: Policy, place: FieldPath, template: Obj, nodes: list[ObjectNode]) -> list[Finding]:
     """Blocks written on a pod or Job template, where no reader looks."""
     annotations = (
         template.get("metadata", {}).get("annotations")
@@ -212,7 +224,7 @@ def _unread_blocks(policy: Policy, place: FieldPath, template: Obj, read_at: set
     if not isinstance(annotations, dict) or BLOCKS_ANNOTATION not in annotations:
         return []
     path = place.child("metadata", "annotations").key(BLOCKS_ANNOTATION)
-    if str(path) in read_at:
+    if _read_at(path, nodes):
         return []
     where = policy.root.path
     detail = (
@@ -222,11 +234,15 @@ def _unread_blocks(policy: Policy, place: FieldPath, template: Obj, read_at: set
     return [("blocks-unread", forbidden(path, detail, origin="blocks-unread"))]
 
 
-def _names_pod_group(place: FieldPath, template: Obj, read_at: set[str], root: FieldPath) -> list[Finding]:
+def _names_pod_group(
+    place: FieldPath, template: Obj, nodes: list[ObjectNode], root: FieldPath
+) -> list[Finding]:
     """A pod template that names its own group beside wasp's blocks (docs/decisions.md §3)."""
     spec = template.get("spec")
+    if not isinstance(spec, dict) or spec.get("schedulingGroup") is None:
+        return []
     path = place.child("spec", "schedulingGroup")
-    if not isinstance(spec, dict) or spec.get("schedulingGroup") is None or str(path) in read_at:
+    if _read_at(path, nodes):
         return []
     detail = (
         f"may not be set together with the blocks at {root}: these pods would join the PodGroup named "
@@ -235,9 +251,9 @@ def _names_pod_group(place: FieldPath, template: Obj, read_at: set[str], root: F
     return [("template-names-podgroup", forbidden(path, detail, origin="template-names-podgroup"))]
 
 
-def _scheduler(obj: Obj, entry: PodTemplate, place: FieldPath, template: Obj) -> tuple[str, FieldPath]:
+def _scheduler(obj: Obj, entry: PodTemplate, place: FieldPath, template: Obj) -> Scheduler:
     """The scheduler a template's pods get, and the field the user sets it with."""
-    own = get_path(template, FieldPath.of("spec", "schedulerName"))
+    own = get_path(template, _SCHEDULER_NAME)
     if isinstance(own, str) and own:
         return own, place.child("spec", "schedulerName")
     if entry.scheduler_from is not None:
@@ -247,10 +263,8 @@ def _scheduler(obj: Obj, entry: PodTemplate, place: FieldPath, template: Obj) ->
     return entry.scheduler_default, place.child("spec", "schedulerName")
 
 
-def _foreign_scheduler(
-    policy: Policy, obj: Obj, entry: PodTemplate, place: FieldPath, template: Obj
-) -> list[Finding]:
-    name, path = _scheduler(obj, entry, place, template)
+def _foreign_scheduler(policy: Policy, scheduler: Scheduler) -> list[Finding]:
+    name, path = scheduler
     schedulers = policy.schedulability.schedulers
     if name in schedulers:
         return []
@@ -262,14 +276,13 @@ def _foreign_scheduler(
     return [("foreign-scheduler", invalid(path, name, detail, origin="foreign-scheduler"))]
 
 
-def _mixed(obj: Obj, members: list[tuple[PodTemplate, FieldPath, Obj]]) -> list[Finding]:
+def _mixed(members: list[tuple[FieldPath, Obj, Scheduler]]) -> list[Finding]:
     """One gang, one scheduler and one priority class (kubernetes#139293 marks a PodGroup
     whose pods name different schedulers as failed)."""
     out: list[Finding] = []
-    first_scheduler: tuple[str, FieldPath] | None = None
+    first_scheduler: Scheduler | None = None
     first_priority: tuple[str, FieldPath] | None = None
-    for entry, place, template in members:
-        name, path = _scheduler(obj, entry, place, template)
+    for place, template, (name, path) in members:
         if first_scheduler is None:
             first_scheduler = (name, path)
         elif name != first_scheduler[0]:
@@ -279,7 +292,7 @@ def _mixed(obj: Obj, members: list[tuple[PodTemplate, FieldPath, Obj]]) -> list[
                 "give every template of the gang one schedulerName"
             )
             out.append(("mixed-group", invalid(path, name, detail, origin="mixed-group")))
-        priority = get_path(template, FieldPath.of("spec", "priorityClassName"))
+        priority = get_path(template, _PRIORITY_CLASS_NAME)
         if isinstance(priority, str) and priority:
             path = place.child("spec", "priorityClassName")
             if first_priority is None:
@@ -297,7 +310,7 @@ def _job_templates(
     policy: Policy,
     obj: Obj,
     entry: JobTemplate,
-    read_at: set[str],
+    nodes: list[ObjectNode],
     *,
     blocks: bool,
     judge_job: JudgeJob | None,
@@ -305,7 +318,7 @@ def _job_templates(
     """A child Job template judged as the cluster will judge each Job made from it."""
     out: list[Finding] = []
     for place, template in _places(obj, entry.path, entry.for_each):
-        out.extend(_unread_blocks(policy, place, template, read_at))
+        out.extend(_unread_blocks(policy, place, template, nodes))
         spec = template.get("spec")
         if not isinstance(spec, dict) or spec.get("scheduling") is None:
             continue

@@ -135,8 +135,7 @@ def validate_governed(
     warnings.extend(sched_warnings)
     refused = {str(e.field) for e in sched_errors}
     for node in nodes:
-        if str(node.path.child("schedulingPolicy", "gang", "minCount")) not in refused:
-            _pod_count_bound(node, errors, warnings)
+        _pod_count_bound(node, refused, errors, warnings)
         errors.extend(_unset_gang_count(node))
         errors.extend(_exclusive_fields(node, old))
     if old_root is not None:
@@ -204,25 +203,30 @@ def _explicit_count(node: ObjectNode, field: str) -> int | None:
     return None
 
 
-def _pod_count_bound(node: ObjectNode, errors: list[FieldError], warnings: list[str]) -> None:
-    """``minCount <= pod count`` on the final object (docs/decisions.md §1, §10)."""
+def _pod_count_bound(
+    node: ObjectNode, refused: set[str], errors: list[FieldError], warnings: list[str]
+) -> None:
+    """``minCount <= pod count`` on the final object (docs/decisions.md §1, §10). A count the
+    schedulability rules refused already (``refused``: their fields) is not told about it as well."""
     if node.spec.composite or node.pod_count is None or node.spec.pod_count is None:
         return
     min_count = _explicit_count(node, "minCount")
     if min_count is None or min_count < 1:
         return  # unset follows the pod count; < 1 is the structural layer's error
-    if node.pod_count == 0 and node.pod_count_explicit:
-        path = node.path.child("schedulingPolicy", "gang", "minCount")
+    paused = node.pod_count == 0 and node.pod_count_explicit
+    if not paused and min_count <= node.pod_count:
+        return
+    path = node.path.child("schedulingPolicy", "gang", "minCount")
+    if str(path) in refused:
+        return
+    if paused:
         warnings.append(
             f"{node.pod_count_source} is 0: the workload is paused, so {path} ({min_count}) is not checked against it"
         )
-    elif min_count > node.pod_count:
+    else:
         errors.append(
             invalid(
-                node.path.child("schedulingPolicy", "gang", "minCount"),
-                min_count,
-                f"must be less than or equal to {node.pod_count_shown}",
-                origin="podCount",
+                path, min_count, f"must be less than or equal to {node.pod_count_shown}", origin="podCount"
             )
         )
 
