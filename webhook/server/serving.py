@@ -64,8 +64,8 @@ WORKER_TIMEOUT: t.Final = 30
 
 
 class _Logger(Logger):  # type: ignore[misc]  # gunicorn ships no type hints
-    """gunicorn's logger without the access log: the review log line (one per review, with
-    uid and outcome) replaces it, and gunicorn would format access atoms on every request.
+    """gunicorn's logger without the access log: the review line (uid and outcome; every review
+    at debug) replaces it, and gunicorn would format access atoms on every request.
     With ``reuse_port`` the arbiter holds no listener, so its "Listening at" line is given
     the configured address instead of an empty one."""
 
