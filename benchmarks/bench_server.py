@@ -12,12 +12,12 @@ the in-process core time per Job review (parse + validate), warm and with the ca
 
 ``--edge`` adds a third server: wasp's own admission view with a handler that answers
 allowed without judging, so the gap to the null webhook splits into the edge (body read,
-parse_review, metrics, log line) and the core (validation, mutation).
+parse_review, request checks, metrics, the review log) and the core (validation, mutation).
 
 ``--floor`` adds the least any validating webhook on this stack does: the null webhook's own
 view (decode the review, answer) with wasp's judging in between (``parse_review`` and
 ``handle_validate`` / ``handle_mutate``, the functions the webhook and ``wasp validate`` share)
-and nothing else: no metrics, no log line, no capping of the answer. Its ratio bounds what any
+and nothing else: no request checks, no metrics, no review log. Its ratio bounds what any
 design that keeps the rules (one path, every rule upstream defines) reaches here.
 
 The null webhook is ``wasp serve``'s own gunicorn application with the admission views

@@ -1,10 +1,10 @@
 """``create_app``: the Flask edge of the admission webhook. No module-level app.
 
 Routes only move bytes: read the body (capped before it is read whole), parse it with
-:func:`webhook.admission.review.parse_review`, call the pure handler, serialise the answer
-with orjson, and record one log line and the metrics. Three failure classes stay apart:
-a bad object is a denial (HTTP 200), a bad request is HTTP 400/413 with an
-AdmissionReview body, a bug in the core is an ``InternalError`` answer for that review only.
+:func:`webhook.admission.review.parse_review`, call the pure handler, serialise the answer with
+orjson, record the metrics and the review line (its level: :mod:`webhook.server.logs`). Three
+failure classes stay apart: a bad object is a denial (HTTP 200), a bad request is HTTP 400/413
+with an AdmissionReview body, a bug in the core is an ``InternalError`` answer for that review only.
 """
 
 from __future__ import annotations
